@@ -1,0 +1,225 @@
+/*
+ * groupgemm — grouped matrix products for Mixture-of-Experts layers.
+ *
+ * The one ABI of the library. Plain C, no CUDA headers needed: a stream is the
+ * opaque `struct CUstream_st*` that `cudaStream_t` names.
+ *
+ * Problem model
+ *   G groups (experts). `sizes[G]` (int32 or int64) lives in device memory and
+ *   is never read by the host. The rows of a ragged tensor are stored group
+ *   after group: group g owns rows [off[g], off[g] + sizes[g]). `off` is an
+ *   optional device array; by default it is the exclusive prefix sum of sizes,
+ *   computed on the device. The ragged tensor's row count M is its capacity:
+ *   rows past the last group are never read for results and never written.
+ *
+ *   GG_OP_RAGGED_M (fprop, dgrad):
+ *     out[g rows] = alpha_g * lhs[g rows] * op(rhs[g]) + beta_g * out[g rows] + bias[g]
+ *     lhs [M, K]; rhs [G, K, N] (GG_LAYOUT_N) or [G, N, K] read transposed
+ *     (GG_LAYOUT_T, the nn.Linear layout); out [M, N].
+ *   GG_OP_RAGGED_K (wgrad):
+ *     out[g] = alpha_g * lhs[g rows]^T * rhs[g rows] + beta_g * out[g]
+ *     lhs [M, P] (GG_LAYOUT_N) or its transposed copy [P, M] (GG_LAYOUT_T);
+ *     rhs [M, Q] or [Q, M] likewise; out [G, P, Q].
+ *
+ *   A group of size 0 computes nothing in ragged-M; in ragged-K it writes
+ *   beta_g * out[g] (zeros when beta is 0) for that group only.
+ *
+ * Errors
+ *   Every entry point returns a gg_status. On failure gg_last_error() returns a
+ *   thread-local message that names the offending argument. Device-side sizes
+ *   that are negative or overflow the buffer are clamped (never an
+ *   out-of-bounds access) and reported through gg_check().
+ */
+#ifndef GROUPGEMM_GROUPGEMM_H
+#define GROUPGEMM_GROUPGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GG_API __declspec(dllexport)
+#else
+#define GG_API __attribute__((visibility("default")))
+#endif
+
+#define GG_VERSION_MAJOR 0
+#define GG_VERSION_MINOR 1
+#define GG_VERSION_PATCH 0
+
+typedef struct CUstream_st* gg_stream_t;
+
+typedef enum gg_status {
+  GG_STATUS_SUCCESS = 0,
+  GG_STATUS_INVALID_ARGUMENT = 1, /* a host-visible argument is wrong */
+  GG_STATUS_NOT_SUPPORTED = 2,    /* expressible, but no path implements it */
+  GG_STATUS_WORKSPACE_TOO_SMALL = 3,
+  GG_STATUS_NO_DEVICE = 4,        /* a GPU path was asked for without a usable GPU */
+  GG_STATUS_CUDA_ERROR = 5,       /* a CUDA runtime call failed */
+  GG_STATUS_INTERNAL_ERROR = 6
+} gg_status;
+
+/* Element types. Sub-byte e2m1 is packed two per byte, the even element in
+ * the low nibble; its shapes and strides count elements. */
+typedef enum gg_dtype {
+  GG_DTYPE_BF16 = 0,
+  GG_DTYPE_FP16 = 1,
+  GG_DTYPE_FP32 = 2,
+  GG_DTYPE_E4M3 = 3, /* fp8, finite-only (0x7f/0xff are NaN), max 448 */
+  GG_DTYPE_E5M2 = 4, /* fp8, IEEE-like, max 57344 */
+  GG_DTYPE_E2M1 = 5  /* fp4, max 6 */
+} gg_dtype;
+
+/* Block scales: one scale per block of consecutive elements along the
+ * contraction dimension (for quantize: along the output's own blocking dim). */
+typedef enum gg_block_scaling {
+  GG_BLOCK_NONE = 0,
+  GG_BLOCK_MX32 = 1,     /* e8m0 per 32 elements (OCP MX v1.0: mxfp8) */
+  GG_BLOCK_NV16 = 2,     /* e4m3 per 16 elements (nvfp4) */
+  GG_BLOCK_1X128 = 3,    /* fp32 per 1 x 128 elements */
+  GG_BLOCK_128X128 = 4   /* fp32 per 128 x 128 tile (stacked weights) */
+} gg_block_scaling;
+
+/* An extra fp32 multiplier: none, one per tensor, or one per group. */
+typedef enum gg_scale_extent {
+  GG_SCALE_NONE = 0,
+  GG_SCALE_TENSOR = 1,
+  GG_SCALE_GROUP = 2
+} gg_scale_extent;
+
+typedef enum gg_layout {
+  GG_LAYOUT_N = 0, /* stored as the canonical shape of the operand's role */
+  GG_LAYOUT_T = 1  /* stored transposed */
+} gg_layout;
+
+typedef enum gg_op { GG_OP_RAGGED_M = 0, GG_OP_RAGGED_K = 1 } gg_op;
+
+typedef enum gg_index_type { GG_INDEX_INT32 = 0, GG_INDEX_INT64 = 1 } gg_index_type;
+
+typedef enum gg_path {
+  GG_PATH_AUTO = 0,      /* fastest GPU path for the device and problem */
+  GG_PATH_REFERENCE = 1, /* CPU oracle: every pointer is host memory */
+  GG_PATH_PORTABLE = 2,  /* sm_80+ tensor-core kernels */
+  GG_PATH_SM90 = 3       /* Hopper TMA + wgmma kernels */
+} gg_path;
+
+/* Tensor view flags. */
+#define GG_TENSOR_POINTER_ARRAY 1u /* rank 3: data (and block_scales) is an
+                                      array of G pointers, one matrix each */
+
+/* A tensor view. Shapes and strides are in elements; the innermost stride
+ * must be 1. A zero stride means "packed": strides[i] = product of the later
+ * dims. Block scales are packed row-major with the shape gg_block_scale_shape
+ * returns; `scale` holds 1 (GG_SCALE_TENSOR) or G (GG_SCALE_GROUP) fp32
+ * values. For dequantization: value = element * block_scale * scale. */
+typedef struct gg_tensor {
+  void* data;
+  gg_dtype dtype;
+  int32_t rank;        /* 2: [rows, cols]; 3: [G, rows, cols] */
+  int64_t shape[3];
+  int64_t strides[3];
+  uint32_t flags;
+  gg_block_scaling block_scaling;
+  void* block_scales;
+  gg_scale_extent scale_extent;
+  float* scale;
+} gg_tensor;
+
+/* Per-group sizes (and optional start offsets), in device memory for GPU
+ * paths, host memory for GG_PATH_REFERENCE. */
+typedef struct gg_group_sizes {
+  const void* sizes;   /* [G] */
+  const void* offsets; /* [G] start rows, or NULL for the prefix sum of sizes */
+  gg_index_type type;  /* of both arrays */
+} gg_group_sizes;
+
+/* alpha or beta: a host value, or (when per_group is not NULL) a device fp32
+ * array [G] (host array for GG_PATH_REFERENCE). */
+typedef struct gg_scalar {
+  float value;
+  const float* per_group;
+} gg_scalar;
+
+typedef struct gg_gemm_desc {
+  gg_op op;
+  int32_t num_groups; /* G > 0 */
+  gg_group_sizes group_sizes;
+  gg_tensor lhs;
+  gg_tensor rhs;
+  gg_tensor out;      /* bf16, fp16 or fp32 */
+  gg_tensor bias;     /* ragged-M only: [G, N]; data NULL for none */
+  gg_layout lhs_layout;
+  gg_layout rhs_layout;
+  gg_scalar alpha;
+  gg_scalar beta;
+  gg_path path;
+} gg_gemm_desc;
+
+/* Grouped quantize: input [M, K] ragged (group_sizes set) or [G, N, K]
+ * stacked (group_sizes.sizes NULL). Each requested output (data not NULL)
+ * names its format through dtype, block_scaling and scale_extent:
+ *   rowwise    same shape as the input, blocks along K;
+ *   columnwise transposed ([K, M] or [G, K, N]), blocks along the input's
+ *              rows, restarting at each group start.
+ * Scales (block scales and the fp32 `scale`) are outputs. amax (optional)
+ * receives the per-group (or, for stacked input, per-matrix) absolute max. */
+typedef struct gg_quantize_desc {
+  int32_t num_groups;
+  gg_group_sizes group_sizes;
+  gg_tensor input;
+  gg_tensor rowwise;
+  gg_tensor columnwise;
+  float* amax;
+  gg_path path;
+} gg_quantize_desc;
+
+/* Device-side problems, reported by gg_check as a bit set. */
+#define GG_DEVICE_NEGATIVE_SIZE 1u          /* a size < 0 was read as 0 */
+#define GG_DEVICE_SIZES_EXCEED_ROWS 2u      /* sum(sizes) > M: clamped to M */
+#define GG_DEVICE_OFFSET_OUT_OF_RANGE 4u    /* an offset outside [0, M]: clamped */
+
+/* ---- library ---- */
+GG_API const char* gg_version_string(void);
+GG_API int gg_version(void); /* major * 10000 + minor * 100 + patch */
+GG_API const char* gg_status_string(gg_status status);
+/* Message for the last failing call on this thread ("" after a success). */
+GG_API const char* gg_last_error(void);
+/* Whether a path can run here (device: a CUDA ordinal; ignored for the
+ * reference). *available = 1 or 0; the reason is in gg_last_error() when 0. */
+GG_API gg_status gg_path_available(gg_path path, int device, int* available);
+
+/* Shape of the packed block-scale tensor of a `rows x cols` matrix whose
+ * blocks run along `block_dim` (0: along rows, 1: along cols). When the
+ * blocking runs along a ragged dimension of `num_groups` groups (ragged = 1),
+ * blocks restart at every group start and the shape is the capacity for any
+ * sizes summing to at most `rows`. Writes out[0] x out[1]. */
+GG_API gg_status gg_block_scale_shape(gg_block_scaling scaling, int64_t rows, int64_t cols,
+                                      int block_dim, int ragged, int32_t num_groups,
+                                      int64_t out[2]);
+
+/* ---- grouped GEMM ---- */
+/* The workspace is caller-owned device memory (host memory for the
+ * reference), zero-filled before its first use; it carries the device-side
+ * error flags between launches. */
+GG_API gg_status gg_grouped_gemm_workspace_size(const gg_gemm_desc* desc, size_t* bytes);
+GG_API gg_status gg_grouped_gemm(const gg_gemm_desc* desc, void* workspace,
+                                 size_t workspace_bytes, gg_stream_t stream);
+
+/* ---- grouped quantize ---- */
+GG_API gg_status gg_grouped_quantize_workspace_size(const gg_quantize_desc* desc, size_t* bytes);
+GG_API gg_status gg_grouped_quantize(const gg_quantize_desc* desc, void* workspace,
+                                     size_t workspace_bytes, gg_stream_t stream);
+
+/* Reads and clears the device-side error flags of a workspace: waits for
+ * `stream`, so call it outside graph capture. `path` says where the workspace
+ * lives (GG_PATH_REFERENCE: host memory). */
+GG_API gg_status gg_check(void* workspace, gg_path path, gg_stream_t stream, uint32_t* flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GROUPGEMM_GROUPGEMM_H */
