@@ -1,0 +1,19 @@
+// What the host may ask of the CUDA device without touching problem data.
+#pragma once
+
+#include <string>
+
+namespace gg {
+
+struct DeviceInfo {
+  int ordinal = -1;
+  int sm_count = 0;
+  int compute_capability = 0;  // major * 10 + minor, e.g. 90
+  std::string name;
+};
+
+// Fills *info for `device` (-1: the current device). Returns false, with the
+// reason in *why_not, when there is no usable CUDA device.
+bool query_device(int device, DeviceInfo* info, std::string* why_not);
+
+}  // namespace gg

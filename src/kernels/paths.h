@@ -1,0 +1,23 @@
+// The GPU paths as the API layer sees them. Each path answers three questions
+// about a validated, normalized descriptor (every stride filled in): can it
+// run it (and if not, why — the text becomes gg_last_error), how much
+// workspace it needs beyond the flags, and run it on a stream. The API layer
+// owns validation and dispatch; the paths own nothing but their kernels.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#include <string>
+
+#include "groupgemm/groupgemm.h"
+
+namespace gg {
+
+// Portable path: sm_80+ tensor cores (mma.sync), kernels/portable/.
+bool portable_gemm_supports(const gg_gemm_desc& desc, std::string* why_not);
+size_t portable_gemm_scratch_bytes(const gg_gemm_desc& desc);
+gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t workspace_bytes,
+                            cudaStream_t stream);
+
+}  // namespace gg
