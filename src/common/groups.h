@@ -55,4 +55,11 @@ GG_HD GroupExtent clamp_group(int64_t raw_size, bool has_offset, int64_t raw_off
 // `block` rows restart at every group start.
 GG_HD int64_t blocks_of(int64_t size, int64_t block) { return (size + block - 1) / block; }
 
+// Block rows needed for any sizes of `groups` groups summing to at most
+// `rows`: every full block, plus at most one partial block per non-empty
+// group.
+GG_HD int64_t ragged_block_capacity(int64_t rows, int64_t block, int64_t groups) {
+  return rows / block + (groups < rows ? groups : rows);
+}
+
 }  // namespace gg
