@@ -20,4 +20,11 @@ size_t portable_gemm_scratch_bytes(const gg_gemm_desc& desc);
 gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t workspace_bytes,
                             cudaStream_t stream);
 
+// Hopper path: sm_90a TMA + wgmma, kernels/sm90/. Same alignment rules as the
+// portable path (16-byte aligned pointers and row strides).
+bool sm90_gemm_supports(const gg_gemm_desc& desc, std::string* why_not);
+size_t sm90_gemm_scratch_bytes(const gg_gemm_desc& desc);
+gg_status sm90_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t workspace_bytes,
+                        cudaStream_t stream);
+
 }  // namespace gg

@@ -1,0 +1,64 @@
+// Hopper building blocks the sm_90a kernels share: shared-memory matrix
+// descriptors for wgmma, the warpgroup fences, register reallocation, and
+// mbarrier waits. TMA and mbarrier operations come from libcu++ cuda::ptx;
+// what it lacks (wgmma fences, setmaxnreg) is inline PTX here.
+#pragma once
+
+#include <cuda/ptx>
+#include <stdint.h>
+
+namespace gg::sm90 {
+
+// Descriptor of a K-major operand tile in shared memory written by TMA with
+// the 128-byte swizzle: rows of 64 16-bit elements (128 B), 8-row atoms of
+// 1024 B (the stride between atoms, SBO). The leading-byte offset is unused
+// for swizzled K-major layouts. The tile must start 1024-byte aligned (the
+// swizzle pattern uses absolute address bits).
+__device__ __forceinline__ uint64_t kmajor_sw128_desc(const void* smem) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  uint64_t desc = (addr & 0x3FFFFu) >> 4;
+  desc |= uint64_t{1} << 16;           // LBO (ignored), encoded >> 4
+  desc |= uint64_t{1024 >> 4} << 32;   // SBO: 8 rows x 128 B
+  desc |= uint64_t{1} << 62;           // 128-byte swizzle
+  return desc;
+}
+
+// Step a descriptor along K inside the 128-byte swizzle row: 16 elements of
+// 2 bytes = 32 B, encoded >> 4.
+__device__ __forceinline__ uint64_t advance_k16(uint64_t desc, int k16) {
+  return desc + static_cast<uint64_t>(k16 * 2);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across a
+// wgmma boundary.
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int Registers>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+}
+template <int Registers>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+}
+
+__device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
+  }
+}
+
+}  // namespace gg::sm90

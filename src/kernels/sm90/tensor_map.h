@@ -1,0 +1,22 @@
+// Host-side TMA descriptors (CUtensorMap) for the Hopper kernels. The driver
+// entry point is fetched through the runtime (cudaGetDriverEntryPointByVersion),
+// so the library links no libcuda and loads on machines without a driver.
+#pragma once
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include <string>
+
+namespace gg::sm90 {
+
+// A row-major tile map over `dims` (innermost first, up to 3) with byte
+// strides for the outer dims and a box of `box` elements (innermost first),
+// 128-byte swizzled, out-of-bounds elements read as zero. The innermost box
+// extent times the element size must be 128 bytes. Returns false with the
+// driver's reason in *why_not.
+bool encode_tile_map(CUtensorMap* map, CUtensorMapDataType type, int rank, const void* base,
+                     const uint64_t* dims, const uint64_t* byte_strides, const uint32_t* box,
+                     std::string* why_not);
+
+}  // namespace gg::sm90
