@@ -23,10 +23,25 @@ __device__ __forceinline__ uint64_t kmajor_sw128_desc(const void* smem) {
   return desc;
 }
 
-// Step a descriptor along K inside the 128-byte swizzle row: 16 elements of
-// 2 bytes = 32 B, encoded >> 4.
+// Descriptor of an MN-major operand tile (the M or N dim contiguous in
+// memory) written by TMA as boxes of 64 MN elements x 64 k-rows, each row 128 B,
+// 128-byte swizzled: 8 k-rows form a 1024 B atom (SBO, the step between groups
+// of 8 along K); the next 64 MN elements start one box, 8 KB, later (LBO).
+__device__ __forceinline__ uint64_t mnmajor_sw128_desc(const void* smem) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  uint64_t desc = (addr & 0x3FFFFu) >> 4;
+  desc |= uint64_t{8192 >> 4} << 16;   // LBO: next 64 MN elements
+  desc |= uint64_t{1024 >> 4} << 32;   // SBO: next 8 k-rows
+  desc |= uint64_t{1} << 62;           // 128-byte swizzle
+  return desc;
+}
+
+// Moves a descriptor 16 elements along K: inside the 128-byte row of a
+// K-major tile (32 B), or 16 rows of 128 B down an MN-major tile (2 KB).
+// Descriptor addresses are encoded >> 4.
+template <bool kKMajor>
 __device__ __forceinline__ uint64_t advance_k16(uint64_t desc, int k16) {
-  return desc + static_cast<uint64_t>(k16 * 2);
+  return desc + static_cast<uint64_t>(k16 * (kKMajor ? 32 : 2048) >> 4);
 }
 
 __device__ __forceinline__ void wgmma_fence() {
@@ -54,6 +69,11 @@ __device__ __forceinline__ void release_registers() {
 template <int Registers>
 __device__ __forceinline__ void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+}
+
+// Barrier 1 among the 256 consumer threads (barrier 0 is __syncthreads).
+__device__ __forceinline__ void sync_consumers() {
+  asm volatile("bar.sync 1, 256;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity) {

@@ -1,0 +1,529 @@
+// Hopper grouped GEMM, bf16/fp16 in, fp32 accumulate, one launch per op:
+//   ragged-M  out[g rows] = alpha_g * lhs[g rows] * op(rhs[g]) + beta_g * out[g rows] + bias[g]
+//   ragged-K  out[g]      = alpha_g * lhs[g rows]^T * rhs[g rows] + beta_g * out[g]
+//
+// Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups.
+// Every CTA first builds the group table from the device sizes
+// (group_table.cuh), then takes tiles c, c + grid, ... of BM x BN outputs.
+// Ragged-M numbers its tiles group after group, m-tile after m-tile, with the
+// n-tiles of one m-tile adjacent, so CTAs running together share lhs rows and
+// the group's weights in L2; ragged-K numbers them group after group over the
+// static [P/BM, Q/BN] grid of each group's output.
+//   - Warpgroup 0 is the producer: one thread issues TMA loads of the A and B
+//     tiles of each 64-deep k-step into a ring of shared-memory stages, each
+//     guarded by a "full" mbarrier (TMA bytes landed) and an "empty" mbarrier
+//     (every consumer warp done reading). An operand whose contraction dim is
+//     contiguous is loaded K-major in one box; one whose M/N dim is contiguous
+//     is loaded MN-major as 64-wide boxes and read by wgmma transposed.
+//     Out-of-bounds elements read as zero (TMA), so K and N tails need no code.
+//   - Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and runs
+//     wgmma m64nBNk16, keeping one wgmma group in flight while releasing the
+//     stage of the one before. The epilogue applies alpha, beta and bias in
+//     fp32 and stores straight from registers, masked to the tile's valid rows
+//     and columns, so no write ever leaves a group or the output.
+//   - Ragged-M reads lhs rows of the next group inside its last tile; they
+//     only feed output rows that are never stored. Ragged-K contracts over a
+//     group's tokens, so the tokens of the next group inside the last k-step
+//     must count as zero: the consumers zero them in shared memory (both
+//     operands, since the next group's data may hold anything) before the
+//     wgmma reads the stage. Group starts need no alignment.
+// Register budget (setmaxnreg): producer 40, consumers 232.
+#include <cuda.h>
+#include <cuda/ptx>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "common/groups.h"
+#include "common/workspace.h"
+#include "kernels/device.h"
+#include "kernels/paths.h"
+#include "kernels/sm90/group_table.cuh"
+#include "kernels/sm90/sm90_primitives.cuh"
+#include "kernels/sm90/tensor_map.h"
+#include "kernels/sm90/wgmma.h"
+
+namespace gg::sm90 {
+namespace {
+
+constexpr int kBlockM = 128;
+constexpr int kBlockK = 64;
+constexpr int kThreads = 384;
+constexpr int kConsumerThreads = 256;
+constexpr int kBoxBytes = 64 * 128;  // one 64 x 64 16-bit TMA box
+constexpr int kMaxGroups = 2048;     // group table in shared memory
+
+template <int kBlockN>
+struct Config {
+  static constexpr int kStages = kBlockN == 256 ? 4 : 6;
+  static constexpr int kAStageBytes = kBlockM * kBlockK * 2;
+  static constexpr int kBStageBytes = kBlockN * kBlockK * 2;
+  static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
+  static constexpr int kAccumulators = kBlockN / 2;
+  // 1024-aligned stages, then a full and an empty mbarrier per stage, then
+  // the group table.
+  static constexpr size_t kBarrierOffset = size_t(kStages) * kStageBytes;
+  static constexpr size_t kTableOffset = kBarrierOffset + 2 * kStages * sizeof(uint64_t);
+  static size_t smem_bytes(int groups) { return 1024 + kTableOffset + group_table_bytes(groups); }
+};
+
+struct Params {
+  CUtensorMap a_map;  // 3-D: {inner, outer, group}
+  CUtensorMap b_map;
+  void* out;          // [M, N]; [G, P, Q]; or (ragged-K) device array of G pointers
+  int64_t out_ld;
+  int64_t out_group_stride;
+  bool out_pointer_array;
+  gg_dtype out_dtype;
+  const void* bias;   // ragged-M [G, N] or null
+  int64_t bias_ld;
+  gg_dtype bias_dtype;
+  float alpha;
+  float beta;
+  const float* alpha_per_group;
+  const float* beta_per_group;
+  const void* sizes;
+  const void* offsets;
+  gg_index_type index_type;
+  int64_t rows_capacity;  // M of the ragged operands
+  int out_rows;           // ragged-K: P (ragged-M rows come from the group table)
+  int out_cols;           // N or Q
+  int k_dim;              // ragged-M: K (ragged-K contracts over group sizes)
+  int groups;
+  uint32_t* flags;
+};
+
+// Where one output tile's operands come from and where it goes.
+struct Tile {
+  int group;
+  int a_mn;     // first A row (ragged-M: token; ragged-K: p)
+  int b_mn;     // first B column (n or q)
+  int b_group;  // B's third TMA coordinate (ragged-M: g; ragged-K: 0)
+  int k0;       // first contraction index (ragged-K: the group's first token)
+  int k_steps;
+  int k_last;   // contraction elements in the last step that belong to the group
+  int rows;     // valid output rows from a_mn
+};
+
+template <gg_op kOp, int kBlockN>
+struct TileMap {
+  const Params& p;
+  GroupTable table;
+  int n_tiles;
+
+  __device__ int count() const {
+    if constexpr (kOp == GG_OP_RAGGED_M) return table.tile_prefix[p.groups] * n_tiles;
+    return p.groups * ((p.out_rows + kBlockM - 1) / kBlockM) * n_tiles;
+  }
+
+  __device__ Tile at(int tile) const {
+    Tile t;
+    if constexpr (kOp == GG_OP_RAGGED_M) {
+      const int m_tile = tile / n_tiles;
+      const int g = find_group(table.tile_prefix, p.groups, m_tile);
+      t.group = g;
+      t.a_mn = table.start[g] + (m_tile - table.tile_prefix[g]) * kBlockM;
+      t.rows = min(kBlockM, table.start[g] + table.rows[g] - t.a_mn);
+      t.b_mn = (tile - m_tile * n_tiles) * kBlockN;
+      t.b_group = g;
+      t.k0 = 0;
+      t.k_steps = (p.k_dim + kBlockK - 1) / kBlockK;
+      t.k_last = kBlockK;
+    } else {
+      const int tiles_per_group = ((p.out_rows + kBlockM - 1) / kBlockM) * n_tiles;
+      const int g = tile / tiles_per_group;
+      const int r = tile - g * tiles_per_group;
+      t.group = g;
+      t.a_mn = (r / n_tiles) * kBlockM;
+      t.rows = min(kBlockM, p.out_rows - t.a_mn);
+      t.b_mn = (r % n_tiles) * kBlockN;
+      t.b_group = 0;
+      t.k0 = table.start[g];
+      t.k_steps = (table.rows[g] + kBlockK - 1) / kBlockK;
+      t.k_last = table.rows[g] - (t.k_steps - 1) * kBlockK;
+    }
+    return t;
+  }
+};
+
+// One operand tile of kRows x 64 into `smem`: a single K-major box, or
+// kRows / 64 MN-major boxes of 64 x 64.
+template <bool kKMajor, int kRows>
+__device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* smem, int mn, int k,
+                                             int group, uint64_t* full) {
+  if constexpr (kKMajor) {
+    const int32_t coords[3] = {k, mn, group};
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, map,
+                                    coords, full);
+  } else {
+#pragma unroll
+    for (int box = 0; box < kRows / 64; ++box) {
+      const int32_t coords[3] = {mn + 64 * box, k, group};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                      smem + box * kBoxBytes, map, coords, full);
+    }
+  }
+}
+
+// Zeroes the contraction elements k >= k_valid of an operand tile, run by
+// the 256 consumer threads. K-major rows hold 8 16-byte chunks, chunk c of
+// row r stored at c ^ (r % 8) (the 128-byte swizzle); MN-major boxes hold one
+// 128-byte row per k.
+template <bool kKMajor, int kRows>
+__device__ __forceinline__ void zero_k_tail(uint8_t* tile, int k_valid, int thread) {
+  if constexpr (kKMajor) {
+    for (int i = thread; i < kRows * 8; i += kConsumerThreads) {
+      const int row = i / 8;
+      const int chunk = i % 8;
+      if (chunk * 8 + 8 <= k_valid) continue;
+      uint16_t* elements = reinterpret_cast<uint16_t*>(tile + row * 128 + ((chunk ^ (row & 7)) * 16));
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        if (chunk * 8 + e >= k_valid) elements[e] = 0;
+      }
+    }
+  } else {
+    for (int i = thread; i < (kRows / 64) * 64 * 8; i += kConsumerThreads) {
+      const int box = i / 512;
+      const int k = (i % 512) / 8;
+      const int chunk = i % 8;
+      if (k < k_valid) continue;
+      *reinterpret_cast<uint4*>(tile + box * kBoxBytes + k * 128 + chunk * 16) = make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
+template <bool kKMajor>
+__device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
+  return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
+}
+
+__device__ __forceinline__ float load_value(const void* base, gg_dtype type, int64_t i) {
+  switch (type) {
+    case GG_DTYPE_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    case GG_DTYPE_FP16: return __half2float(static_cast<const __half*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+
+// Stores two adjacent outputs; i is even and the row stride a multiple of 8,
+// so the pair is aligned, and N is a multiple of 8, so it is wholly inside N
+// or wholly outside.
+__device__ __forceinline__ void store_pair(void* base, gg_dtype type, int64_t i, float v0, float v1) {
+  switch (type) {
+    case GG_DTYPE_BF16:
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(base) + i) =
+          __floats2bfloat162_rn(v0, v1);
+      break;
+    case GG_DTYPE_FP16:
+      *reinterpret_cast<__half2*>(static_cast<__half*>(base) + i) = __floats2half2_rn(v0, v1);
+      break;
+    default:
+      *reinterpret_cast<float2*>(static_cast<float*>(base) + i) = make_float2(v0, v1);
+      break;
+  }
+}
+
+__device__ __forceinline__ int64_t dtype_bytes(gg_dtype type) { return type == GG_DTYPE_FP32 ? 4 : 2; }
+
+template <gg_op kOp, int kBlockN, int kAccumulators>
+__device__ __forceinline__ void store_tile(const Params& p, const Tile& t, int consumer, int thread,
+                                           const float (&acc)[kAccumulators]) {
+  const float alpha = p.alpha_per_group ? p.alpha_per_group[t.group] : p.alpha;
+  const float beta = p.beta_per_group ? p.beta_per_group[t.group] : p.beta;
+  void* out = p.out;
+  if constexpr (kOp == GG_OP_RAGGED_K) {
+    out = p.out_pointer_array
+              ? static_cast<void* const*>(p.out)[t.group]
+              : static_cast<char*>(p.out) + t.group * p.out_group_stride * dtype_bytes(p.out_dtype);
+  }
+  const int warp = thread / 32;
+  const int lane = thread % 32;
+  // Accumulator i of a thread is row warp*16 + lane/4 + 8*((i/2)%2), column
+  // 8*(i/4) + 2*(lane%4) + i%2 of the consumer's 64 x BN block.
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row_in_tile = consumer * 64 + warp * 16 + lane / 4 + 8 * half;
+    if (row_in_tile >= t.rows) continue;
+    const int64_t row = t.a_mn + row_in_tile;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = t.b_mn + 8 * j + 2 * (lane % 4);
+      if (col >= p.out_cols) continue;
+      float v0 = alpha * acc[j * 4 + half * 2];
+      float v1 = alpha * acc[j * 4 + half * 2 + 1];
+      const int64_t index = row * p.out_ld + col;
+      if (beta != 0.0f) {
+        v0 += beta * load_value(out, p.out_dtype, index);
+        v1 += beta * load_value(out, p.out_dtype, index + 1);
+      }
+      if (kOp == GG_OP_RAGGED_M && p.bias != nullptr) {
+        const int64_t b = int64_t(t.group) * p.bias_ld + col;
+        v0 += load_value(p.bias, p.bias_dtype, b);
+        v1 += load_value(p.bias, p.bias_dtype, b + 1);
+      }
+      store_pair(out, p.out_dtype, index, v0, v1);
+    }
+  }
+}
+
+template <gg_op kOp, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
+__global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
+  using Cfg = Config<kBlockN>;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kBarrierOffset);
+  uint64_t* empty = full + Cfg::kStages;
+  const GroupTable table = group_table_at(smem + Cfg::kTableOffset, p.groups);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      cuda::ptx::mbarrier_init(&full[s], 1);
+      cuda::ptx::mbarrier_init(&empty[s], kConsumerThreads / 32);  // one arrival per consumer warp
+    }
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  const uint32_t flags = build_group_table<kThreads>(table, p.sizes, p.offsets, p.index_type,
+                                                     p.groups, p.rows_capacity, kBlockM);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
+  __syncthreads();
+
+  const TileMap<kOp, kBlockN> tiles{p, table, (p.out_cols + kBlockN - 1) / kBlockN};
+  const int tile_count = tiles.count();
+
+  if (threadIdx.x < 128) {
+    release_registers<40>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+        const Tile t = tiles.at(tile);
+        for (int ks = 0; ks < t.k_steps; ++ks) {
+          wait_barrier(&empty[stage], phase ^ 1);
+          uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
+          cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                               cuda::ptx::space_shared, &full[stage],
+                                               Cfg::kStageBytes);
+          const int k = t.k0 + ks * kBlockK;
+          load_operand<kAKMajor, kBlockM>(&p.a_map, a_stage, t.a_mn, k, 0, &full[stage]);
+          load_operand<kBKMajor, kBlockN>(&p.b_map, a_stage + Cfg::kAStageBytes, t.b_mn, k,
+                                          t.b_group, &full[stage]);
+          if (++stage == Cfg::kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    claim_registers<232>();
+    const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;  // which 64 rows of the tile
+    const int thread = static_cast<int>(threadIdx.x) % 128;
+    float acc[Cfg::kAccumulators];
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+      const Tile t = tiles.at(tile);
+      int previous_stage = -1;
+      for (int ks = 0; ks < t.k_steps; ++ks) {
+        wait_barrier(&full[stage], phase);
+        uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
+        uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
+        if (kOp == GG_OP_RAGGED_K && ks == t.k_steps - 1 && t.k_last < kBlockK) {
+          const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
+          zero_k_tail<kAKMajor, kBlockM>(a_stage, t.k_last, zeroing_thread);
+          zero_k_tail<kBKMajor, kBlockN>(b_stage, t.k_last, zeroing_thread);
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          sync_consumers();
+        }
+        const uint64_t desc_a =
+            operand_desc<kAKMajor>(a_stage + consumer * (kAKMajor ? 64 * 128 : kBoxBytes));
+        const uint64_t desc_b = operand_desc<kBKMajor>(b_stage);
+        fence_accumulators(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
+          wgmma<kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
+              acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
+              ks > 0 || k16 > 0);
+        }
+        wgmma_commit();
+        fence_accumulators(acc);
+        // The wgmma group of the step before has now finished reading its stage.
+        wgmma_wait<1>();
+        if (previous_stage >= 0 && thread % 32 == 0) cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
+        previous_stage = stage;
+        if (++stage == Cfg::kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      fence_accumulators(acc);
+      if (previous_stage >= 0 && thread % 32 == 0) cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
+      if (t.k_steps == 0) {
+#pragma unroll
+        for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
+      }
+      store_tile<kOp, kBlockN>(p, t, consumer, thread, acc);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- host side
+
+// A 3-D map {inner, outer, groups} over a matrix view with rows of `ld`
+// elements and matrices `group_stride` elements apart, boxed as one operand
+// tile: K-major {64, rows} or MN-major {64, 64}.
+bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inner, int64_t outer,
+                 int64_t groups, int64_t ld, int64_t group_stride, bool k_major, int tile_rows,
+                 std::string* why_not) {
+  const uint64_t dims[3] = {uint64_t(inner), uint64_t(outer), uint64_t(groups)};
+  const uint64_t strides[2] = {uint64_t(ld) * 2,
+                               uint64_t(groups > 1 ? group_stride : ld * outer) * 2};
+  const uint32_t box[3] = {64, uint32_t(k_major ? tile_rows : 64), 1};
+  const CUtensorMapDataType dtype =
+      type == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
+}
+
+template <gg_op kOp, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
+gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
+  const size_t smem = Config<kBlockN>::smem_bytes(groups);
+  auto kernel = grouped_gemm_kernel<kOp, kBlockN, T, kAKMajor, kBKMajor>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
+      cudaSuccess) {
+    return GG_STATUS_CUDA_ERROR;
+  }
+  kernel<<<sm_count, kThreads, smem, stream>>>(p);
+  return cudaGetLastError() == cudaSuccess ? GG_STATUS_SUCCESS : GG_STATUS_CUDA_ERROR;
+}
+
+// Picks the template instance: tile width, element type, operand majors.
+template <gg_op kOp, int kBlockN>
+gg_status dispatch_type(Params& p, const gg_gemm_desc& d, bool a_kmajor, bool b_kmajor, int sm_count,
+                        cudaStream_t stream) {
+  const bool bf16 = d.lhs.dtype == GG_DTYPE_BF16;
+  const int g = d.num_groups;
+#define GG_SM90_CASE(A, B)                                                                     \
+  if (a_kmajor == A && b_kmajor == B) {                                                        \
+    return bf16 ? launch<kOp, kBlockN, __nv_bfloat16, A, B>(p, g, sm_count, stream)            \
+                : launch<kOp, kBlockN, __half, A, B>(p, g, sm_count, stream);                  \
+  }
+  if constexpr (kOp == GG_OP_RAGGED_M) {
+    GG_SM90_CASE(true, true)
+    GG_SM90_CASE(true, false)
+  } else {
+    GG_SM90_CASE(true, true)
+    GG_SM90_CASE(true, false)
+    GG_SM90_CASE(false, true)
+    GG_SM90_CASE(false, false)
+  }
+#undef GG_SM90_CASE
+  return GG_STATUS_INTERNAL_ERROR;
+}
+
+}  // namespace
+}  // namespace gg::sm90
+
+namespace gg {
+
+bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
+  const bool sixteen_bit = d.lhs.dtype == GG_DTYPE_BF16 || d.lhs.dtype == GG_DTYPE_FP16;
+  if (!sixteen_bit || d.rhs.dtype != d.lhs.dtype) {
+    *why_not = "sm90 path: bf16 or fp16 inputs (of one type) only";
+    return false;
+  }
+  if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY)) {
+    *why_not = "sm90 path: per-expert rhs pointers are not supported yet";
+    return false;
+  }
+  if (d.num_groups > sm90::kMaxGroups) {
+    *why_not = "sm90 path: at most 2048 groups";
+    return false;
+  }
+  const int64_t limit = int64_t{1} << 31;
+  if (d.lhs.shape[0] >= limit || d.lhs.shape[1] >= limit || d.rhs.shape[1] >= limit ||
+      d.rhs.shape[2] >= limit) {
+    *why_not = "sm90 path: every dimension must be below 2^31";
+    return false;
+  }
+  return true;
+}
+
+size_t sm90_gemm_scratch_bytes(const gg_gemm_desc&) { return 0; }
+
+gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStream_t stream) {
+  using namespace sm90;
+  DeviceInfo info;
+  std::string why;
+  if (!query_device(-1, &info, &why)) return GG_STATUS_NO_DEVICE;
+
+  Params p{};
+  p.out = d.out.data;
+  p.out_dtype = d.out.dtype;
+  p.out_pointer_array = (d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0;
+  p.alpha = d.alpha.value;
+  p.beta = d.beta.value;
+  p.alpha_per_group = d.alpha.per_group;
+  p.beta_per_group = d.beta.per_group;
+  p.sizes = d.group_sizes.sizes;
+  p.offsets = d.group_sizes.offsets;
+  p.index_type = d.group_sizes.type;
+  p.rows_capacity = d.lhs_layout == GG_LAYOUT_T && d.op == GG_OP_RAGGED_K ? d.lhs.shape[1]
+                                                                           : d.lhs.shape[0];
+  p.groups = d.num_groups;
+  p.flags = workspace_flags(workspace);
+
+  const int64_t m = p.rows_capacity;
+  bool a_kmajor;
+  bool b_kmajor;
+  bool ok;
+  if (d.op == GG_OP_RAGGED_M) {
+    // lhs [M, K]; rhs [G, N, K] (T, K-major) or [G, K, N] (N, MN-major).
+    const int64_t k = d.lhs.shape[1];
+    b_kmajor = d.rhs_layout == GG_LAYOUT_T;
+    const int64_t n = b_kmajor ? d.rhs.shape[1] : d.rhs.shape[2];
+    p.out_rows = 0;
+    p.out_cols = int(n);
+    p.k_dim = int(k);
+    p.out_ld = d.out.strides[0];
+    p.bias = d.bias.data;
+    p.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
+    p.bias_dtype = d.bias.dtype;
+    a_kmajor = true;
+    const int block_n = n > 128 ? 256 : 128;
+    ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
+                     kBlockM, &why) &&
+         operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? k : n, b_kmajor ? n : k,
+                     d.num_groups, d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
+    if (!ok) return GG_STATUS_CUDA_ERROR;
+    return block_n == 256
+               ? dispatch_type<GG_OP_RAGGED_M, 256>(p, d, a_kmajor, b_kmajor, info.sm_count, stream)
+               : dispatch_type<GG_OP_RAGGED_M, 128>(p, d, a_kmajor, b_kmajor, info.sm_count, stream);
+  }
+  // Ragged-K: lhs [M, P] (N, MN-major) or [P, M] (T, K-major); rhs [M, Q] or [Q, M].
+  a_kmajor = d.lhs_layout == GG_LAYOUT_T;
+  b_kmajor = d.rhs_layout == GG_LAYOUT_T;
+  const int64_t pdim = a_kmajor ? d.lhs.shape[0] : d.lhs.shape[1];
+  const int64_t qdim = b_kmajor ? d.rhs.shape[0] : d.rhs.shape[1];
+  p.out_rows = int(pdim);
+  p.out_cols = int(qdim);
+  p.k_dim = 0;
+  p.out_ld = d.out.strides[1];
+  p.out_group_stride = p.out_pointer_array ? 0 : d.out.strides[0];
+  const int block_n = qdim > 128 ? 256 : 128;
+  ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
+                   d.lhs.strides[0], 0, a_kmajor, kBlockM, &why) &&
+       operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
+                   d.rhs.strides[0], 0, b_kmajor, block_n, &why);
+  if (!ok) return GG_STATUS_CUDA_ERROR;
+  return block_n == 256
+             ? dispatch_type<GG_OP_RAGGED_K, 256>(p, d, a_kmajor, b_kmajor, info.sm_count, stream)
+             : dispatch_type<GG_OP_RAGGED_K, 128>(p, d, a_kmajor, b_kmajor, info.sm_count, stream);
+}
+
+}  // namespace gg
