@@ -1,0 +1,67 @@
+# Fails unless the shared library's dynamic symbol table defines exactly the
+# entry points that include/groupgemm/groupgemm.h declares: every gg_*
+# function of the header, and nothing else (no C++ symbol, no CUDA runtime
+# symbol, no internal gg_ function).
+#   cmake -DNM=<nm> -DLIBRARY=<libgroupgemm.so> -DHEADER=<groupgemm.h> -P check_exports.cmake
+foreach(var NM LIBRARY HEADER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_exports: -D${var}=... is required")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY}
+                OUTPUT_VARIABLE table RESULT_VARIABLE nm_result ERROR_VARIABLE nm_error)
+if(NOT nm_result EQUAL 0)
+  message(FATAL_ERROR "check_exports: ${NM} failed on ${LIBRARY}: ${nm_error}")
+endif()
+
+# Lines read "<address> <type> <name>[@version]". Type A marks version nodes
+# of a versioned library (no code, no data): the linker's, not ours.
+string(REPLACE "\n" ";" lines "${table}")
+set(exported "")
+set(strays "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^[0-9a-fA-F]* *([A-Za-z]) ([^@ ]+)")
+    set(type "${CMAKE_MATCH_1}")
+    set(name "${CMAKE_MATCH_2}")
+    if(type STREQUAL "A")
+      continue()
+    endif()
+    if(name MATCHES "^gg_")
+      list(APPEND exported "${name}")
+    else()
+      list(APPEND strays "${name}")
+    endif()
+  endif()
+endforeach()
+if(strays)
+  list(JOIN strays "\n  " text)
+  message(FATAL_ERROR "check_exports: symbols other than gg_* are exported:\n  ${text}")
+endif()
+
+file(READ ${HEADER} header)
+string(REGEX MATCHALL "GG_API[^;(]*[ *](gg_[a-z0-9_]+)\\(" declarations "${header}")
+set(declared "")
+foreach(declaration IN LISTS declarations)
+  string(REGEX MATCH "gg_[a-z0-9_]+\\($" name "${declaration}")
+  string(REPLACE "(" "" name "${name}")
+  list(APPEND declared "${name}")
+endforeach()
+list(LENGTH declared declared_count)
+if(declared_count EQUAL 0)
+  message(FATAL_ERROR "check_exports: no GG_API declarations found in ${HEADER}")
+endif()
+
+set(missing ${declared})
+list(REMOVE_ITEM missing ${exported})
+set(undeclared ${exported})
+list(REMOVE_ITEM undeclared ${declared})
+if(missing)
+  list(JOIN missing ", " text)
+  message(FATAL_ERROR "check_exports: declared in the header but not exported: ${text}")
+endif()
+if(undeclared)
+  list(JOIN undeclared ", " text)
+  message(FATAL_ERROR "check_exports: exported but not declared in the header: ${text}")
+endif()
+message(STATUS "check_exports: ${declared_count} gg_* entry points, nothing else")

@@ -1,0 +1,374 @@
+// Path choice and what a path needs, on the CPU: the choice is a pure function
+// of a path table and a device status, so these tests bring their own tables
+// (paths that support what the test says) and devices (usable or not, of a
+// given compute capability). Then the build's own table, the device query and
+// gg_path_available, whose answers depend on the machine: the tests ask the
+// CUDA runtime themselves and expect what it implies.
+#include <cuda_runtime_api.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "api/gemm_paths.h"
+#include "api/validate.h"
+#include "problems.h"
+
+namespace gg_test {
+namespace {
+
+using gg::api::GemmPath;
+using ::testing::HasSubstr;
+
+bool supports_all(const gg_gemm_desc&, std::string*) { return true; }
+
+bool supports_none(const gg_gemm_desc&, std::string* why_not) {
+  *why_not = "fp8 is not implemented here";
+  return false;
+}
+
+size_t no_scratch(const gg_gemm_desc&) { return 0; }
+
+gg_status never_run(const gg_gemm_desc&, void*, size_t, cudaStream_t) {
+  return GG_STATUS_INTERNAL_ERROR;
+}
+
+GemmPath gpu_path(gg_path id, const char* name, int min_cc, int max_cc,
+                  bool (*supports)(const gg_gemm_desc&, std::string*)) {
+  return GemmPath{id, name, true, min_cc, max_cc, 16, 256, supports, no_scratch, never_run};
+}
+
+const GemmPath kReferenceRow{GG_PATH_REFERENCE, "reference", false,    0, 0, 1, 4,
+                             supports_all,      no_scratch,  never_run};
+
+gg::api::DeviceStatus device_of(int compute_capability) {
+  gg::api::DeviceStatus device;
+  device.usable = true;
+  device.info.ordinal = 0;
+  device.info.compute_capability = compute_capability;
+  device.info.sm_count = 100;
+  device.info.name = "Test GPU";
+  return device;
+}
+
+gg::api::DeviceStatus no_device() {
+  gg::api::DeviceStatus device;
+  device.why_not = "no usable CUDA device: test";
+  return device;
+}
+
+TEST(AutoPath, TakesTheFirstGpuPathThatRunsAndSupports) {
+  const std::vector<GemmPath> paths = {kReferenceRow,
+                                       gpu_path(GG_PATH_SM90, "fast", 90, 90, supports_all),
+                                       gpu_path(GG_PATH_PORTABLE, "slow", 80, 0, supports_all)};
+  GemmProblem p = ragged_m_problem();
+  const GemmPath* chosen = nullptr;
+  ASSERT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(90), &chosen), GG_STATUS_SUCCESS);
+  EXPECT_STREQ(chosen->name, "fast");
+  ASSERT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(86), &chosen), GG_STATUS_SUCCESS);
+  EXPECT_STREQ(chosen->name, "slow") << "the sm_90a-only path does not run on 8.6";
+  ASSERT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(100), &chosen), GG_STATUS_SUCCESS);
+  EXPECT_STREQ(chosen->name, "slow") << "nor on 10.0";
+}
+
+TEST(AutoPath, SkipsAPathThatDoesNotSupportTheProblem) {
+  const std::vector<GemmPath> paths = {gpu_path(GG_PATH_SM90, "fast", 90, 90, supports_none),
+                                       gpu_path(GG_PATH_PORTABLE, "slow", 80, 0, supports_all)};
+  GemmProblem p = ragged_m_problem();
+  const GemmPath* chosen = nullptr;
+  ASSERT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(90), &chosen), GG_STATUS_SUCCESS);
+  EXPECT_STREQ(chosen->name, "slow");
+}
+
+TEST(AutoPath, NeverTakesTheReference) {
+  const std::vector<GemmPath> paths = {kReferenceRow};
+  GemmProblem p = ragged_m_problem();
+  const GemmPath* chosen = nullptr;
+  EXPECT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(90), &chosen), GG_STATUS_NO_DEVICE);
+}
+
+TEST(AutoPath, NoDeviceSaysWhyAndPointsToTheReference) {
+  const std::vector<GemmPath> paths = {gpu_path(GG_PATH_PORTABLE, "portable", 80, 0, supports_all)};
+  GemmProblem p = ragged_m_problem();
+  const GemmPath* chosen = nullptr;
+  EXPECT_EQ(gg::api::choose_auto_path(p.desc, paths, no_device(), &chosen), GG_STATUS_NO_DEVICE);
+  EXPECT_THAT(gg_last_error(), HasSubstr("no usable CUDA device: test"));
+  EXPECT_THAT(gg_last_error(), HasSubstr("GG_PATH_REFERENCE"));
+}
+
+TEST(AutoPath, DeviceTooOldIsNoDevice) {
+  const std::vector<GemmPath> paths = {gpu_path(GG_PATH_PORTABLE, "portable", 80, 0, supports_all)};
+  GemmProblem p = ragged_m_problem();
+  const GemmPath* chosen = nullptr;
+  EXPECT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(75), &chosen), GG_STATUS_NO_DEVICE);
+  EXPECT_THAT(gg_last_error(),
+              HasSubstr("no GPU path of this build runs on device 0 (Test GPU): path portable "
+                        "needs compute capability 8.0 or newer; device 0 (Test GPU) is 7.5"));
+}
+
+TEST(AutoPath, NoPathSupportingIsNotSupportedWithEachReason) {
+  const std::vector<GemmPath> paths = {
+      gpu_path(GG_PATH_SM90, "sm90", 90, 90, supports_none),
+      gpu_path(GG_PATH_PORTABLE, "portable", 80, 0, supports_none)};
+  GemmProblem p = ragged_k_problem();
+  const GemmPath* chosen = nullptr;
+  EXPECT_EQ(gg::api::choose_auto_path(p.desc, paths, device_of(90), &chosen),
+            GG_STATUS_NOT_SUPPORTED);
+  EXPECT_THAT(gg_last_error(),
+              HasSubstr("no GPU path implements ragged-K bf16 G=3 M=18 P=32 Q=24 lhs=N rhs=N "
+                        "out=fp32 on device 0 (Test GPU): sm90: fp8 is not implemented here; "
+                        "portable: fp8 is not implemented here"));
+}
+
+TEST(RequestedPath, NotInTheBuild) {
+  const std::vector<GemmPath> paths = {kReferenceRow};
+  GemmProblem p = ragged_m_problem();
+  p.desc.path = GG_PATH_SM90;
+  const GemmPath* chosen = nullptr;
+  EXPECT_EQ(gg::api::choose_requested_path(p.desc, paths, &chosen), GG_STATUS_NOT_SUPPORTED);
+  EXPECT_STREQ(gg_last_error(), "path sm90 is not part of this build");
+}
+
+TEST(RequestedPath, NotSupportingSaysWhichProblemAndWhy) {
+  const std::vector<GemmPath> paths = {
+      gpu_path(GG_PATH_PORTABLE, "portable", 80, 0, supports_none)};
+  GemmProblem p = ragged_m_problem();
+  p.desc.path = GG_PATH_PORTABLE;
+  const GemmPath* chosen = nullptr;
+  EXPECT_EQ(gg::api::choose_requested_path(p.desc, paths, &chosen), GG_STATUS_NOT_SUPPORTED);
+  EXPECT_STREQ(gg_last_error(),
+               "path portable does not implement ragged-M bf16 G=3 M=18 N=24 K=32 rhs=T "
+               "out=bf16: fp8 is not implemented here");
+}
+
+TEST(RequestedPath, TakenWithoutADevice) {
+  const std::vector<GemmPath> paths = {kReferenceRow,
+                                       gpu_path(GG_PATH_PORTABLE, "portable", 80, 0, supports_all)};
+  GemmProblem p = ragged_m_problem();
+  p.desc.path = GG_PATH_PORTABLE;
+  const GemmPath* chosen = nullptr;
+  ASSERT_EQ(gg::api::choose_requested_path(p.desc, paths, &chosen), GG_STATUS_SUCCESS);
+  EXPECT_EQ(chosen->id, GG_PATH_PORTABLE);
+}
+
+TEST(RunsOn, CapabilityRange) {
+  const GemmPath sm90 = gpu_path(GG_PATH_SM90, "sm90", 90, 90, supports_all);
+  std::string why;
+  EXPECT_TRUE(gg::api::runs_on(sm90, device_of(90), &why));
+  EXPECT_FALSE(gg::api::runs_on(sm90, device_of(89), &why));
+  EXPECT_EQ(why, "path sm90 needs compute capability 9.0; device 0 (Test GPU) is 8.9");
+  EXPECT_FALSE(gg::api::runs_on(sm90, device_of(100), &why));
+  EXPECT_FALSE(gg::api::runs_on(sm90, no_device(), &why));
+  EXPECT_EQ(why, "no usable CUDA device: test");
+  EXPECT_TRUE(gg::api::runs_on(kReferenceRow, no_device(), &why));
+}
+
+// The GPU paths' 16-byte vector loads, checked on the normalized descriptor.
+class OperandAlignment : public ::testing::Test {
+ protected:
+  gg_status check(const gg_gemm_desc& desc) {
+    gg_gemm_desc normalized;
+    EXPECT_EQ(gg::api::validate_gemm(&desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
+    return gg::api::check_operand_alignment(normalized, 16, "portable");
+  }
+};
+
+TEST_F(OperandAlignment, PackedMultiplesOf8Bf16Pass) {
+  GemmProblem p = ragged_m_problem();
+  EXPECT_EQ(check(p.desc), GG_STATUS_SUCCESS);
+}
+
+TEST_F(OperandAlignment, DataPointer) {
+  GemmProblem p = ragged_m_problem();
+  p.desc.lhs.data = offset(p.desc.lhs.data, 2);
+  EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("desc->lhs.data"));
+  EXPECT_THAT(gg_last_error(), HasSubstr("must be 16-byte aligned on path portable"));
+}
+
+TEST_F(OperandAlignment, RowStrideInBytes) {
+  GemmProblem p = ragged_m_problem();
+  p.desc.out.strides[0] = kN + 4;  // 56 bytes
+  EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(gg_last_error(),
+               "desc->out.strides[0] (28 elements, 56 bytes) must be a multiple of 16 bytes on "
+               "path portable");
+}
+
+TEST_F(OperandAlignment, MatrixStrideOfStackedRhs) {
+  GemmProblem p = ragged_m_problem();
+  p.desc.rhs.strides[0] = kN * kK + 4;
+  EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("desc->rhs.strides[0]"));
+}
+
+TEST_F(OperandAlignment, PackedE2m1RowStrideCountsHalfBytes) {
+  GemmProblem p = ragged_m_problem();
+  set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_EQ(check(p.desc), GG_STATUS_SUCCESS);  // 32 e2m1 = 16 bytes
+  p.desc.lhs.strides[0] = kK + 16;              // 24 bytes
+  EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("(48 elements, 24 bytes)"));
+}
+
+TEST_F(OperandAlignment, PointerArrayChecksStridesOnly) {
+  GemmProblem p = ragged_m_problem();
+  make_pointer_array(&p.arena, &p.desc.rhs);
+  p.desc.rhs.strides[0] = 1;  // unused by a pointer array
+  EXPECT_EQ(check(p.desc), GG_STATUS_SUCCESS);
+  p.desc.rhs.strides[1] = kK + 4;
+  EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("desc->rhs.strides[1]"));
+}
+
+TEST_F(OperandAlignment, Bias) {
+  GemmProblem p = ragged_m_problem();
+  p.desc.bias = view(offset(p.arena.allocate(4096), 4), GG_DTYPE_FP32, {kGroups, kN});
+  EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("desc->bias.data"));
+}
+
+// The build's table: the reference, then the GPU paths fastest first, each
+// with the 16-byte operand alignment the kernels' vector loads need.
+TEST(BuildPaths, TableOrderAndNeeds) {
+  const std::vector<GemmPath>& paths = gg::api::gemm_paths();
+  ASSERT_EQ(paths.size(), 3u);
+  EXPECT_EQ(paths[0].id, GG_PATH_REFERENCE);
+  EXPECT_FALSE(paths[0].on_gpu);
+  EXPECT_EQ(paths[1].id, GG_PATH_SM90);
+  EXPECT_EQ(paths[1].min_compute_capability, 90);
+  EXPECT_EQ(paths[1].max_compute_capability, 90);
+  EXPECT_EQ(paths[2].id, GG_PATH_PORTABLE);
+  EXPECT_EQ(paths[2].min_compute_capability, 80);
+  for (size_t i = 1; i < paths.size(); ++i) {
+    EXPECT_TRUE(paths[i].on_gpu);
+    EXPECT_EQ(paths[i].operand_alignment, 16u);
+    EXPECT_EQ(paths[i].workspace_alignment, 256u);
+  }
+}
+
+// Through the C API: a misaligned operand on a GPU path fails on any machine,
+// before any device is needed.
+TEST(BuildPaths, MisalignedOperandOnAGpuPathFailsBeforeTheDevice) {
+  GemmProblem p = ragged_m_problem();
+  p.desc.path = GG_PATH_PORTABLE;
+  p.desc.lhs.strides[0] = kK + 4;
+  size_t bytes = 0;
+  const gg_status status = gg_grouped_gemm_workspace_size(&p.desc, &bytes);
+  if (status == GG_STATUS_NOT_SUPPORTED) GTEST_SKIP() << gg_last_error();
+  EXPECT_EQ(status, GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("desc->lhs.strides[0]"));
+  EXPECT_THAT(gg_last_error(), HasSubstr("on path portable"));
+}
+
+// What the CUDA runtime says of device 0, asked directly.
+struct RuntimeView {
+  bool usable = false;
+  int compute_capability = 0;
+};
+
+RuntimeView runtime_view() {
+  RuntimeView view;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return view;
+  }
+  int major = 0;
+  int minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  view.usable = true;
+  view.compute_capability = major * 10 + minor;
+  return view;
+}
+
+TEST(Device, QueryAgreesWithTheRuntime) {
+  const RuntimeView runtime = runtime_view();
+  gg::DeviceInfo info;
+  std::string why_not;
+  EXPECT_EQ(gg::query_device(0, &info, &why_not), runtime.usable);
+  if (runtime.usable) {
+    EXPECT_EQ(info.ordinal, 0);
+    EXPECT_EQ(info.compute_capability, runtime.compute_capability);
+    EXPECT_GT(info.sm_count, 0);
+    EXPECT_FALSE(info.name.empty());
+  } else {
+    EXPECT_THAT(why_not, HasSubstr("no usable CUDA device"));
+  }
+}
+
+TEST(Device, OrdinalOutOfRange) {
+  gg::DeviceInfo info;
+  std::string why_not;
+  EXPECT_FALSE(gg::query_device(1 << 20, &info, &why_not));
+  EXPECT_FALSE(why_not.empty());
+}
+
+TEST(PathAvailable, ReferenceAlways) {
+  int available = -1;
+  EXPECT_EQ(gg_path_available(GG_PATH_REFERENCE, 0, &available), GG_STATUS_SUCCESS);
+  EXPECT_EQ(available, 1);
+  EXPECT_STREQ(gg_last_error(), "");
+}
+
+TEST(PathAvailable, GpuPathsFollowTheDevice) {
+  const RuntimeView runtime = runtime_view();
+  const struct {
+    gg_path path;
+    bool expected;
+  } cases[] = {
+      {GG_PATH_PORTABLE, runtime.usable && runtime.compute_capability >= 80},
+      {GG_PATH_SM90, runtime.usable && runtime.compute_capability == 90},
+      {GG_PATH_AUTO, runtime.usable && runtime.compute_capability >= 80},
+  };
+  for (const auto& c : cases) {
+    int available = -1;
+    EXPECT_EQ(gg_path_available(c.path, 0, &available), GG_STATUS_SUCCESS);
+    EXPECT_EQ(available, c.expected ? 1 : 0) << "path " << c.path;
+    if (c.expected) {
+      EXPECT_STREQ(gg_last_error(), "");
+    } else {
+      EXPECT_STRNE(gg_last_error(), "") << "a path that is not available says why";
+    }
+  }
+}
+
+TEST(PathAvailable, BadArguments) {
+  int available = -1;
+  EXPECT_EQ(gg_path_available(raw_enum<gg_path>(12), 0, &available), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(gg_last_error(), HasSubstr("path is not a gg_path (got 12)"));
+  EXPECT_EQ(gg_path_available(GG_PATH_REFERENCE, 0, nullptr), GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(gg_last_error(), "available is NULL");
+}
+
+// Without a GPU, a GPU path gets as far as the device and stops there, with
+// the reason. (On a GPU machine the call would run; it is skipped there.)
+TEST(NoDevice, GpuPathsStopAtTheDevice) {
+  if (runtime_view().usable) GTEST_SKIP() << "a GPU is present";
+  GemmProblem p = ragged_m_problem();
+  HostWorkspace workspace;
+  p.desc.path = GG_PATH_AUTO;
+  EXPECT_EQ(gg_grouped_gemm(&p.desc, workspace.data, workspace.bytes, nullptr),
+            GG_STATUS_NO_DEVICE);
+  EXPECT_THAT(gg_last_error(), HasSubstr("GG_PATH_AUTO found no GPU"));
+  size_t bytes = 0;
+  EXPECT_EQ(gg_grouped_gemm_workspace_size(&p.desc, &bytes), GG_STATUS_NO_DEVICE);
+
+  // An explicit path is checked against the device last, after every
+  // argument, so it needs the workspace the path asks for.
+  p.desc.path = GG_PATH_PORTABLE;
+  ASSERT_EQ(gg_grouped_gemm_workspace_size(&p.desc, &bytes), GG_STATUS_SUCCESS) << gg_last_error();
+  Arena arena;
+  EXPECT_EQ(gg_grouped_gemm(&p.desc, arena.allocate(bytes), bytes, nullptr), GG_STATUS_NO_DEVICE);
+  EXPECT_THAT(gg_last_error(), HasSubstr("no usable CUDA device"));
+
+  uint32_t flags = 0;
+  EXPECT_EQ(gg_check(workspace.data, GG_PATH_PORTABLE, nullptr, &flags), GG_STATUS_NO_DEVICE);
+  EXPECT_THAT(gg_last_error(), HasSubstr("gg_check"));
+}
+
+}  // namespace
+}  // namespace gg_test
