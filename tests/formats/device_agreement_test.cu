@@ -1,0 +1,160 @@
+// The format headers give the same bits on the GPU as on the host.
+//
+// One __host__ __device__ function evaluates every codec and quantization
+// rule on one input; a kernel runs it over all inputs and the host runs the
+// same function compiled by the host compiler. The host results are checked
+// against the independent model by the CPU tests, so equal bits here carry
+// that check over to nvcc's device code. Inputs: every 16-bit pattern (for
+// decoding) and, as fp32, random patterns, values near every format's range
+// and the special values.
+#include <cuda_runtime_api.h>
+#include <float.h>
+#include <gtest/gtest.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <random>
+#include <vector>
+
+#include "formats/block_quant.h"
+#include "formats/codecs.h"
+
+namespace gg_test {
+namespace {
+
+constexpr int kResultsPerInput = 28;
+
+__host__ __device__ uint32_t bits_of_float(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof(bits));
+  return bits;
+}
+
+// Two narrow codes in one result word.
+__host__ __device__ uint32_t pair(uint32_t low, uint32_t high) { return low | high << 16; }
+
+// Every rule of src/formats applied to input i; i itself serves as a code
+// to decode and as a scale.
+__host__ __device__ void evaluate(const float* inputs, int i, uint32_t* out) {
+  namespace f = gg::fmt;
+  const float x = inputs[i];
+  const float other = inputs[(i * 7 + 3) % (i + 1)];  // a second operand from the same set
+  const uint16_t pattern = static_cast<uint16_t>(i);
+  const uint8_t byte = static_cast<uint8_t>(i);
+  const uint8_t scale = static_cast<uint8_t>(i % 255);
+  const float tensor_scale = f::nvfp4_tensor_scale(f::amax_accumulate(0.0f, other));
+  const uint8_t other_block_scale =
+      f::nvfp4_block_scale(f::amax_accumulate(0.0f, other), tensor_scale);
+  uint8_t packed[4] = {0x5A, 0x5A, 0x5A, 0x5A};
+  f::encode(GG_DTYPE_E2M1, packed, i & 7, x, true);
+  uint32_t packed_word;
+  memcpy(&packed_word, packed, sizeof(packed_word));
+
+  uint32_t* r = out + static_cast<int64_t>(i) * kResultsPerInput;
+  r[0] = bits_of_float(f::bf16_to_float(pattern));
+  r[1] = bits_of_float(f::fp16_to_float(pattern));
+  r[2] = bits_of_float(f::e4m3_to_float(byte));
+  r[3] = bits_of_float(f::e5m2_to_float(byte));
+  r[4] = bits_of_float(f::e2m1_to_float(byte));
+  r[5] = bits_of_float(f::ue4m3_to_float(byte));
+  r[6] = bits_of_float(f::e8m0_to_float(byte));
+  r[7] = f::float_to_bf16(x);
+  r[8] = f::float_to_fp16(x);
+  r[9] = pair(f::float_to_e4m3(x, false), f::float_to_e4m3(x, true));
+  r[10] = pair(f::float_to_e5m2(x, false), f::float_to_e5m2(x, true));
+  r[11] = pair(f::float_to_e2m1(x), f::float_to_ue4m3(x));
+  r[12] = f::e8m0_from_exponent(i % 600 - 300);
+  r[13] = bits_of_float(f::amax_accumulate(x, other));
+  r[14] = bits_of_float(f::fp8_scale_from_amax(x, GG_DTYPE_E4M3));
+  r[15] = bits_of_float(f::fp8_scale_from_amax(x, GG_DTYPE_E5M2));
+  r[16] = f::fp8_quantize_element(x, f::fp8_scale_from_amax(other, GG_DTYPE_E4M3), GG_DTYPE_E4M3);
+  r[17] = f::fp8_quantize_element(x, f::fp8_scale_from_amax(other, GG_DTYPE_E5M2), GG_DTYPE_E5M2);
+  r[18] = pair(f::mx_block_scale(x, GG_DTYPE_E4M3), f::mx_block_scale(x, GG_DTYPE_E5M2));
+  r[19] = pair(f::mx_quantize_element(x, scale, GG_DTYPE_E4M3),
+               f::mx_quantize_element(x, scale, GG_DTYPE_E5M2));
+  r[20] = f::mx_quantize_element(x, scale, GG_DTYPE_E2M1);
+  r[21] = bits_of_float(f::nvfp4_tensor_scale(x));
+  r[22] = f::nvfp4_block_scale(f::amax_accumulate(0.0f, x), tensor_scale);
+  r[23] = f::nvfp4_quantize_element(x, byte, tensor_scale);
+  r[24] = f::nvfp4_quantize_element(x, other_block_scale, tensor_scale);
+  r[25] = packed_word;
+  r[26] = bits_of_float(f::decode(GG_DTYPE_E2M1, packed, i & 7));
+  r[27] = bits_of_float(f::dtype_max(static_cast<gg_dtype>(i % 6)));
+}
+
+__global__ void evaluate_kernel(const float* inputs, int count, uint32_t* out) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < count) evaluate(inputs, i, out);
+}
+
+std::vector<float> make_inputs() {
+  std::vector<float> inputs;
+  std::mt19937 random(17);
+  const float specials[] = {0.0f,     -0.0f,    INFINITY, -INFINITY, NAN,    -NAN,
+                            FLT_MAX,  FLT_MIN,  448.0f,   464.0f,    480.0f, 57344.0f,
+                            61440.0f, 65504.0f, 65520.0f, 6.0f,      5.0f,   2.5f,
+                            0.25f,    0x1p-9f,  0x1p-10f, 0x1p-149f, 2688.0f};
+  for (float s : specials) inputs.push_back(s);
+  while (inputs.size() < (1u << 16)) {
+    uint32_t bits = static_cast<uint32_t>(random());
+    if (inputs.size() % 2 == 0) {
+      // Exponents around the narrow formats' ranges.
+      bits = (bits & 0x807FFFFFu) | ((static_cast<uint32_t>(random() % 60) + 100u) << 23);
+    }
+    float x;
+    memcpy(&x, &bits, sizeof(x));
+    inputs.push_back(x);
+  }
+  for (int i = 0; i < 1 << 18; ++i) {
+    uint32_t bits = static_cast<uint32_t>(random());
+    float x;
+    memcpy(&x, &bits, sizeof(x));
+    inputs.push_back(x);
+  }
+  return inputs;
+}
+
+#define GG_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+TEST(DeviceAgreement, EveryRuleGivesTheHostBits) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  const std::vector<float> inputs = make_inputs();
+  const int count = static_cast<int>(inputs.size());
+  const size_t out_count = inputs.size() * kResultsPerInput;
+
+  std::vector<uint32_t> host(out_count);
+  for (int i = 0; i < count; ++i) evaluate(inputs.data(), i, host.data());
+
+  float* device_inputs = nullptr;
+  uint32_t* device_out = nullptr;
+  GG_CUDA_OK(cudaMalloc(&device_inputs, inputs.size() * sizeof(float)));
+  GG_CUDA_OK(cudaMalloc(&device_out, out_count * sizeof(uint32_t)));
+  GG_CUDA_OK(cudaMemcpy(device_inputs, inputs.data(), inputs.size() * sizeof(float),
+                        cudaMemcpyHostToDevice));
+  evaluate_kernel<<<(count + 255) / 256, 256>>>(device_inputs, count, device_out);
+  GG_CUDA_OK(cudaGetLastError());
+  std::vector<uint32_t> device(out_count);
+  GG_CUDA_OK(
+      cudaMemcpy(device.data(), device_out, out_count * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaFree(device_inputs));
+  GG_CUDA_OK(cudaFree(device_out));
+
+  int mismatches = 0;
+  for (size_t k = 0; k < out_count && mismatches < 20; ++k) {
+    if (host[k] != device[k]) {
+      ++mismatches;
+      const size_t i = k / kResultsPerInput;
+      ADD_FAILURE() << "input " << i << " (bits " << std::hex << bits_of_float(inputs[i])
+                    << ") result " << std::dec << k % kResultsPerInput << ": host " << std::hex
+                    << host[k] << " device " << device[k];
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+}  // namespace
+}  // namespace gg_test
