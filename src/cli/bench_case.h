@@ -1,0 +1,34 @@
+// One benchmark case: a preset's up-projection at a token count, under a
+// routing, as one of fprop, dgrad, wgrad. Shared by the GPU and the CPU
+// benchmark so both measure the same problems and report the same rows.
+#pragma once
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "cli/presets.h"
+#include "cli/problem.h"
+#include "cli/report.h"
+#include "cli/routing.h"
+
+namespace gg::cli {
+
+struct BenchCase {
+  const MoePreset* preset;
+  int64_t tokens;
+  Routing routing;
+  ModelOp op;
+};
+
+// bf16 in and out, alpha 1, beta 0, no bias; rows = tokens * top_k.
+Problem bench_problem(const BenchCase& bench_case);
+// Fixed seed: every run and every op of a case sees the same sizes.
+std::vector<int64_t> bench_sizes(const BenchCase& bench_case);
+// A row with the case's identity filled in and no figures yet.
+BenchRow bench_row(const BenchCase& bench_case);
+// Fills ms, TFLOP/s and GB/s from the measured time.
+void set_figures(BenchRow& row, const Problem& problem, const std::vector<int64_t>& sizes,
+                 double ms);
+
+}  // namespace gg::cli

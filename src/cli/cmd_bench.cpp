@@ -1,0 +1,149 @@
+// `groupgemm bench`: the MoE presets' up-projections as fprop, dgrad and
+// wgrad, under uniform and skewed routing, timed against cuBLAS on the GPU
+// (bench_gpu.h). Without a GPU it says why and times the CPU reference on a
+// small preset instead, in the same table, and still succeeds: the command
+// is usable everywhere. Results go to stdout (a table, or one JSON document
+// with --json); the notice and the progress line go to stderr.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/bench_cpu.h"
+#include "cli/bench_gpu.h"
+#include "cli/checks.h"
+#include "cli/commands.h"
+#include "cli/devices.h"
+#include "cli/progress.h"
+
+namespace gg::cli {
+
+namespace {
+
+const std::vector<OptionSpec> kBenchOptions = {
+    {"preset", true}, {"tokens", true}, {"routing", true},
+    {"ops", true},    {"iters", true},  {"json", false},
+};
+
+const std::vector<Name<ModelOp>> kBenchOps = {
+    {"fprop", ModelOp::kFprop}, {"dgrad", ModelOp::kDgrad}, {"wgrad", ModelOp::kWgrad}};
+const std::vector<Name<Routing>> kBenchRoutings = {{"uniform", Routing::kUniform},
+                                                   {"skewed", Routing::kSkewed}};
+
+constexpr int kGpuIters = 50;
+constexpr int kCpuIters = 3;
+constexpr int64_t kMaxTokens = int64_t{1} << 24;
+
+struct BenchRequest {
+  std::vector<const MoePreset*> presets;  // empty: all
+  std::vector<int64_t> tokens;            // empty: the mode's default
+  std::vector<Routing> routings;
+  std::vector<ModelOp> ops;
+  int iters = 0;  // 0: the mode's default
+  bool json = false;
+};
+
+BenchRequest parse_request(const std::vector<std::string>& words) {
+  const Options options(words, kBenchOptions);
+  BenchRequest request;
+  const std::string preset = options.text("preset", "all");
+  if (preset != "all") {
+    request.presets.push_back(find_preset(preset));
+    if (request.presets.back() == nullptr) {
+      std::string names;
+      for (const MoePreset& known : moe_presets()) names += std::string(" ") + known.name;
+      throw UsageError("--preset: unknown preset '" + preset + "'; known:" + names + " all");
+    }
+  }
+  if (options.has("tokens")) {
+    for (const std::string& item : options.list("tokens", "")) {
+      request.tokens.push_back(parse_integer("tokens", item, 1, kMaxTokens));
+    }
+  }
+  const std::string routing = options.text("routing", "both");
+  if (routing == "both") {
+    request.routings = {Routing::kUniform, Routing::kSkewed};
+  } else {
+    request.routings = {parse_name(kBenchRoutings, "routing", routing)};
+  }
+  for (const std::string& item : options.list("ops", "fprop,dgrad,wgrad")) {
+    request.ops.push_back(parse_name(kBenchOps, "ops", item));
+  }
+  request.iters = static_cast<int>(options.integer("iters", 0, 1, 100000));
+  request.json = options.has("json");
+  return request;
+}
+
+std::vector<BenchCase> make_cases(const std::vector<const MoePreset*>& presets,
+                                  const std::vector<int64_t>& tokens, const BenchRequest& request) {
+  std::vector<BenchCase> cases;
+  for (const MoePreset* preset : presets) {
+    for (const int64_t count : tokens) {
+      for (const Routing routing : request.routings) {
+        for (const ModelOp op : request.ops) cases.push_back({preset, count, routing, op});
+      }
+    }
+  }
+  return cases;
+}
+
+Repeats repeats_of(int iters) { return {std::max(1, iters / 10), iters}; }
+
+template <typename RunCase>
+void run_cases(const std::vector<BenchCase>& cases, BenchReport& report, RunCase run_case) {
+  Progress progress(static_cast<int>(cases.size()));
+  for (const BenchCase& bench_case : cases) {
+    progress.step(std::string(bench_case.preset->name) + " " + std::to_string(bench_case.tokens) +
+                  " " + name_of(kRoutingNames, bench_case.routing) + " " +
+                  name_of(kModelOpNames, bench_case.op));
+    // A case that fails (out of memory at a large preset, say) is reported
+    // in its row; the others still run.
+    try {
+      report.rows.push_back(run_case(bench_case));
+    } catch (const Failure& failure) {
+      report.rows.push_back(bench_row(bench_case));
+      report.rows.back().error = failure.what();
+    }
+  }
+  progress.finish();
+}
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& words) {
+  const BenchRequest request = parse_request(words);
+  std::string why_not;
+  const std::vector<CudaDevice> devices = cuda_devices(&why_not);
+  BenchReport report;
+  if (devices.empty()) {
+    std::fprintf(stderr, "no CUDA device (%s): running the CPU reference on a small preset\n",
+                 why_not.c_str());
+    report.mode = "cpu-reference";
+    report.device = "none: " + why_not;
+    const std::vector<int64_t> tokens =
+        request.tokens.empty() ? std::vector<int64_t>{default_cpu_tokens()} : request.tokens;
+    const Repeats repeats = repeats_of(request.iters > 0 ? request.iters : kCpuIters);
+    run_cases(make_cases({&cpu_preset()}, tokens, request), report,
+              [&](const BenchCase& bench_case) { return run_on_reference(bench_case, repeats); });
+  } else {
+    report.mode = "gpu";
+    report.device = devices[0].name;
+    std::vector<const MoePreset*> presets = request.presets;
+    if (presets.empty()) {
+      for (const MoePreset& preset : moe_presets()) presets.push_back(&preset);
+    }
+    const std::vector<int64_t>& tokens =
+        request.tokens.empty() ? default_gpu_tokens() : request.tokens;
+    GpuBench bench(devices[0], repeats_of(request.iters > 0 ? request.iters : kGpuIters));
+    report.rates = bench.rates();
+    run_cases(make_cases(presets, tokens, request), report,
+              [&](const BenchCase& bench_case) { return bench.run(bench_case); });
+  }
+  if (request.json) {
+    print_json(report, stdout);
+  } else {
+    print_table(report, stdout);
+  }
+  return 0;
+}
+
+}  // namespace gg::cli

@@ -1,0 +1,210 @@
+// `groupgemm verify`: one seeded random problem, run on the chosen path and
+// checked against the CPU reference path — or, when the path under test is
+// the reference itself, against the CLI's own fp64 product.
+//
+// Besides the error metrics (error_metrics.h) it checks what a path must
+// not do: read ragged rows past sum(sizes) or the old output when beta is 0
+// (both poisoned with NaN, host_data.h), write output rows past sum(sizes)
+// (compared byte for byte), or raise device-side flags for valid sizes.
+// PASS needs all of it.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/checks.h"
+#include "cli/commands.h"
+#include "cli/elements.h"
+#include "cli/error_metrics.h"
+#include "cli/host_data.h"
+#include "cli/host_product.h"
+#include "cli/placed_problem.h"
+#include "cli/routing.h"
+
+namespace gg::cli {
+
+namespace {
+
+const std::vector<OptionSpec> kVerifyOptions = {
+    {"op", true},      {"dtype", true},      {"out", true},        {"m", true},
+    {"tokens", true},  {"n", true},          {"k", true},          {"groups", true},
+    {"routing", true}, {"lhs-layout", true}, {"rhs-layout", true}, {"path", true},
+    {"alpha", true},   {"beta", true},       {"bias", false},      {"seed", true},
+    {"tail", true},    {"index", true},
+};
+
+const std::vector<Name<gg_index_type>> kIndexNames = {{"int32", GG_INDEX_INT32},
+                                                      {"int64", GG_INDEX_INT64}};
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr size_t kSizesPrinted = 64;  // more groups are summarized
+
+struct VerifyRequest {
+  ModelOp op;
+  Problem problem;
+  int64_t routed;
+  Routing routing;
+  gg_path path;
+  gg_index_type index_type;
+  uint64_t seed;
+};
+
+VerifyRequest parse_request(const std::vector<std::string>& words) {
+  const Options options(words, kVerifyOptions);
+  if (options.has("m") && options.has("tokens")) throw UsageError("give --m or --tokens, not both");
+  VerifyRequest request;
+  request.op = options.choice("op", kModelOpNames, ModelOp::kFprop);
+  request.routed = options.integer(options.has("tokens") ? "tokens" : "m", 1000, 0, kMaxDim);
+  const int64_t tail = options.integer("tail", 16, 0, kMaxDim);
+  const int64_t n = options.integer("n", 256, 1, kMaxDim);
+  const int64_t k = options.integer("k", 512, 1, kMaxDim);
+  const auto groups = static_cast<int32_t>(options.integer("groups", 8, 1, 1 << 20));
+  request.routing = options.choice("routing", kRoutingNames, Routing::kRandom);
+  request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
+  request.index_type = options.choice("index", kIndexNames, GG_INDEX_INT32);
+  request.seed = static_cast<uint64_t>(options.integer("seed", 1, 0, INT64_MAX));
+  if (request.index_type == GG_INDEX_INT32 && request.routed + tail > INT32_MAX) {
+    throw UsageError("--index int32 cannot count more than 2^31 - 1 rows");
+  }
+
+  Problem& problem = request.problem;
+  problem = model_problem(request.op, request.routed + tail, n, k, groups);
+  problem.input_dtype = options.choice("dtype", kInputDtypeNames, GG_DTYPE_BF16);
+  problem.out_dtype = options.choice("out", kOutputDtypeNames, GG_DTYPE_BF16);
+  problem.alpha = options.real("alpha", 1.0);
+  problem.beta = options.real("beta", 0.0);
+  problem.bias = options.has("bias");
+  // fprop, dgrad and wgrad fix their layouts; ragged-M's lhs is always [M, K].
+  if (options.has("rhs-layout") && request.op != ModelOp::kRaggedM &&
+      request.op != ModelOp::kRaggedK) {
+    throw UsageError("--rhs-layout applies to --op ragged-m and ragged-k only");
+  }
+  if (options.has("lhs-layout") && request.op != ModelOp::kRaggedK) {
+    throw UsageError("--lhs-layout applies to --op ragged-k only");
+  }
+  problem.lhs_layout = options.choice("lhs-layout", kLayoutNames, problem.lhs_layout);
+  problem.rhs_layout = options.choice("rhs-layout", kLayoutNames, problem.rhs_layout);
+  if (problem.bias && problem.op != GG_OP_RAGGED_M)
+    throw UsageError("--bias applies to ragged-M ops only");
+  return request;
+}
+
+void print_problem(const VerifyRequest& request, const std::vector<int64_t>& sizes) {
+  const Problem& problem = request.problem;
+  const bool ragged_m = problem.op == GG_OP_RAGGED_M;
+  std::printf("problem   %s (%s), G=%d, %lld of %lld rows routed (%s, seed %llu)\n",
+              name_of(kModelOpNames, request.op), ragged_m ? "ragged-M" : "ragged-K",
+              problem.groups, static_cast<long long>(request.routed),
+              static_cast<long long>(problem.rows), name_of(kRoutingNames, request.routing),
+              static_cast<unsigned long long>(request.seed));
+  std::printf(
+      "          %s %lld, %s %lld, lhs %s, rhs %s, %s -> %s, alpha %g, beta %g, %s\n",
+      ragged_m ? "K" : "P", static_cast<long long>(problem.lhs_cols), ragged_m ? "N" : "Q",
+      static_cast<long long>(problem.rhs_cols), problem.lhs_layout == GG_LAYOUT_N ? "n" : "t",
+      problem.rhs_layout == GG_LAYOUT_N ? "n" : "t", name_of(kInputDtypeNames, problem.input_dtype),
+      name_of(kOutputDtypeNames, problem.out_dtype), problem.alpha, problem.beta,
+      problem.bias ? "bias" : "no bias");
+  if (sizes.size() <= kSizesPrinted) {
+    std::printf("sizes    ");
+    for (const int64_t size : sizes) std::printf(" %lld", static_cast<long long>(size));
+    std::printf("\n");
+  } else {
+    const auto [smallest, largest] = std::minmax_element(sizes.begin(), sizes.end());
+    std::printf("sizes     min %lld, max %lld, %lld empty\n", static_cast<long long>(*smallest),
+                static_cast<long long>(*largest),
+                static_cast<long long>(std::count(sizes.begin(), sizes.end(), int64_t{0})));
+  }
+}
+
+// The output of one run of the problem on `path`, and its device flags.
+std::vector<uint8_t> run_on(const VerifyRequest& request, const HostProblem& host,
+                            const std::vector<int64_t>& sizes, gg_path path, uint32_t* flags) {
+  PlacedProblem placed(request.problem, host, sizes, request.index_type, path);
+  check_gg(placed.launch(), "gg_grouped_gemm");
+  std::vector<uint8_t> out = placed.output();
+  *flags = placed.take_device_flags();
+  return out;
+}
+
+bool path_is_available(gg_path path) {
+  int available = 0;
+  check_gg(gg_path_available(path, 0, &available), "gg_path_available");
+  if (available == 0) {
+    std::printf("path %s is not available here: %s\nFAIL\n", name_of(kPathNames, path),
+                gg_last_error());
+  }
+  return available != 0;
+}
+
+int verify(const VerifyRequest& request) {
+  const Problem& problem = request.problem;
+  const std::vector<int64_t> sizes =
+      route(request.routing, request.routed, problem.groups, request.seed);
+  const HostProblem host = make_host_problem(problem, sizes, request.seed + 1);
+  print_problem(request, sizes);
+  if (request.path != GG_PATH_REFERENCE && !path_is_available(request.path)) return 1;
+
+  uint32_t flags = 0;
+  uint32_t oracle_flags = 0;
+  std::vector<double> expected;
+  if (request.path == GG_PATH_REFERENCE) {
+    expected = fp64_product(problem, sizes, host);
+  } else {
+    expected =
+        decode_output(problem, run_on(request, host, sizes, GG_PATH_REFERENCE, &oracle_flags));
+  }
+  const std::vector<uint8_t> out_bytes = run_on(request, host, sizes, request.path, &flags);
+  const std::vector<double> actual = decode_output(problem, out_bytes);
+  std::printf("path      %s, checked against %s\n", name_of(kPathNames, request.path),
+              request.path == GG_PATH_REFERENCE ? "the CLI's fp64 product" : "the reference path");
+
+  // Ragged-M: rows [0, routed) are live and the rest must stay as they were;
+  // ragged-K: every group's output is live.
+  const bool ragged_m = problem.op == GG_OP_RAGGED_M;
+  const auto live =
+      static_cast<int64_t>(ragged_m ? request.routed * problem.rhs_cols : actual.size());
+  const int64_t contraction =
+      ragged_m ? problem.lhs_cols : *std::max_element(sizes.begin(), sizes.end());
+  const Tolerance tolerance = output_tolerance(problem.out_dtype, contraction);
+  const ErrorMetrics metrics = compare_outputs(actual, expected, live, tolerance);
+  const size_t live_bytes = static_cast<size_t>(live) * element_bytes(problem.out_dtype);
+  const auto tail = static_cast<std::ptrdiff_t>(live_bytes);
+  const bool tail_untouched =
+      std::equal(out_bytes.begin() + tail, out_bytes.end(), host.out.bytes.begin() + tail);
+
+  std::printf("max abs err      %.4g\n", metrics.max_abs);
+  std::printf("max rel err      %.4g\n", metrics.max_rel);
+  std::printf("rel L2 err       %.4g\n", metrics.rel_l2);
+  std::printf("over tolerance   %lld of %lld (|err| <= %.3g * |expected| + %.3g * rms expected)\n",
+              static_cast<long long>(metrics.over_tolerance),
+              static_cast<long long>(metrics.compared), tolerance.relative, tolerance.of_rms);
+  if (ragged_m) {
+    std::printf("tail rows        %lld rows past sum(sizes) %s\n",
+                static_cast<long long>(problem.rows - request.routed),
+                tail_untouched ? "untouched" : "MODIFIED");
+  } else {
+    std::printf("tail rows        none in a ragged-K output\n");
+  }
+  if (request.path == GG_PATH_REFERENCE) {
+    std::printf("device flags     %#x\n", flags);
+  } else {
+    std::printf("device flags     %#x (reference path: %#x)\n", flags, oracle_flags);
+  }
+  const bool pass =
+      metrics.over_tolerance == 0 && tail_untouched && flags == 0 && oracle_flags == 0;
+  std::printf("%s\n", pass ? "PASS" : "FAIL");
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+
+int run_verify(const std::vector<std::string>& words) {
+  const VerifyRequest request = parse_request(words);
+  try {
+    return verify(request);
+  } catch (const Failure& failure) {
+    std::printf("%s\nFAIL\n", failure.what());
+    return 1;
+  }
+}
+
+}  // namespace gg::cli

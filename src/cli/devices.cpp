@@ -1,0 +1,33 @@
+// Device enumeration: see devices.h.
+#include "cli/devices.h"
+
+#include <cuda_runtime_api.h>
+
+namespace gg::cli {
+
+std::vector<CudaDevice> cuda_devices(std::string* why_not) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  std::vector<CudaDevice> devices;
+  if (status != cudaSuccess) {
+    *why_not = cudaGetErrorString(status);
+    return devices;
+  }
+  if (count == 0) *why_not = "the CUDA runtime reports no device";
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, ordinal) != cudaSuccess) continue;
+    CudaDevice device;
+    device.ordinal = ordinal;
+    device.name = properties.name;
+    device.sm_count = properties.multiProcessorCount;
+    device.cc_major = properties.major;
+    device.cc_minor = properties.minor;
+    device.memory_bytes = properties.totalGlobalMem;
+    device.l2_bytes = properties.l2CacheSize;
+    devices.push_back(device);
+  }
+  return devices;
+}
+
+}  // namespace gg::cli

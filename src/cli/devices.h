@@ -1,0 +1,23 @@
+// The CUDA devices this process can see, as `info` and `bench` report them.
+#pragma once
+
+#include <stddef.h>
+
+#include <string>
+#include <vector>
+
+namespace gg::cli {
+
+struct CudaDevice {
+  int ordinal = 0;
+  std::string name;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  size_t memory_bytes = 0;
+  int l2_bytes = 0;
+};
+
+// Every device, or none with the CUDA runtime's reason in *why_not.
+std::vector<CudaDevice> cuda_devices(std::string* why_not);
+
+}  // namespace gg::cli

@@ -1,0 +1,75 @@
+// The fp64 product: see host_product.h. Loops run along rows of the
+// row-major logical operands so a verify-sized problem takes well under a
+// second.
+#include "cli/host_product.h"
+
+#include "cli/elements.h"
+
+namespace gg::cli {
+
+namespace {
+
+double epilogue(const Problem& problem, double scale, double acc, double old_out, double bias) {
+  const double kept = problem.beta != 0.0 ? problem.beta * old_out : 0.0;  // beta 0 never reads out
+  return representable(problem.out_dtype, problem.alpha * scale * acc + kept + bias);
+}
+
+void ragged_m(const Problem& problem, const std::vector<int64_t>& sizes, const HostProblem& host,
+              double scale, std::vector<double>& out) {
+  const int64_t k = problem.lhs_cols;
+  const int64_t n = problem.rhs_cols;
+  std::vector<double> acc(n);
+  int64_t start = 0;
+  for (int32_t g = 0; g < problem.groups; ++g) {
+    const double* rhs = &host.rhs.values[g * k * n];
+    for (int64_t row = start; row < start + sizes[g]; ++row) {
+      acc.assign(n, 0.0);
+      for (int64_t c = 0; c < k; ++c) {
+        const double a = host.lhs.values[row * k + c];
+        for (int64_t j = 0; j < n; ++j) acc[j] += a * rhs[c * n + j];
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        const double bias = problem.bias ? host.bias.values[g * n + j] : 0.0;
+        out[row * n + j] = epilogue(problem, scale, acc[j], host.out.values[row * n + j], bias);
+      }
+    }
+    start += sizes[g];
+  }
+}
+
+void ragged_k(const Problem& problem, const std::vector<int64_t>& sizes, const HostProblem& host,
+              double scale, std::vector<double>& out) {
+  const int64_t p = problem.lhs_cols;
+  const int64_t q = problem.rhs_cols;
+  std::vector<double> acc(p * q);
+  int64_t start = 0;
+  for (int32_t g = 0; g < problem.groups; ++g) {
+    acc.assign(p * q, 0.0);
+    for (int64_t row = start; row < start + sizes[g]; ++row) {
+      for (int64_t i = 0; i < p; ++i) {
+        const double a = host.lhs.values[row * p + i];
+        for (int64_t j = 0; j < q; ++j) acc[i * q + j] += a * host.rhs.values[row * q + j];
+      }
+    }
+    for (int64_t i = 0; i < p * q; ++i) {
+      out[g * p * q + i] = epilogue(problem, scale, acc[i], host.out.values[g * p * q + i], 0.0);
+    }
+    start += sizes[g];
+  }
+}
+
+}  // namespace
+
+std::vector<double> fp64_product(const Problem& problem, const std::vector<int64_t>& sizes,
+                                 const HostProblem& host) {
+  std::vector<double> out = host.out.values;
+  const double scale = static_cast<double>(host.lhs_scale) * static_cast<double>(host.rhs_scale);
+  if (problem.op == GG_OP_RAGGED_K) {
+    ragged_k(problem, sizes, host, scale, out);
+  } else {
+    ragged_m(problem, sizes, host, scale, out);
+  }
+  return out;
+}
+
+}  // namespace gg::cli

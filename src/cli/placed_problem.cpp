@@ -1,0 +1,72 @@
+// Placing a problem for a path: see placed_problem.h.
+#include "cli/placed_problem.h"
+
+#include "cli/checks.h"
+
+namespace gg::cli {
+
+PlacedProblem::Block::Block(const void* bytes, size_t count, bool on_device)
+    : on_device_(on_device) {
+  if (on_device) {
+    device_ = DeviceBuffer(count);
+    device_.upload(bytes, count);
+  } else {
+    const auto* first = static_cast<const uint8_t*>(bytes);
+    host_.assign(first, first + count);
+  }
+}
+
+std::vector<uint8_t> PlacedProblem::Block::read() const {
+  if (!on_device_) return host_;
+  std::vector<uint8_t> bytes(device_.bytes());
+  device_.download(bytes.data(), bytes.size());
+  return bytes;
+}
+
+PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
+                             const std::vector<int64_t>& sizes, gg_index_type index_type,
+                             gg_path path)
+    : path_(path) {
+  const bool on_device = path != GG_PATH_REFERENCE;
+  const std::vector<uint8_t> index = index_bytes(sizes, index_type);
+  lhs_ = Block(host.lhs.bytes.data(), host.lhs.bytes.size(), on_device);
+  rhs_ = Block(host.rhs.bytes.data(), host.rhs.bytes.size(), on_device);
+  out_ = Block(host.out.bytes.data(), host.out.bytes.size(), on_device);
+  bias_ = Block(host.bias.bytes.data(), host.bias.bytes.size(), on_device);
+  sizes_ = Block(index.data(), index.size(), on_device);
+  lhs_scale_ = Block(&host.lhs_scale, sizeof host.lhs_scale, on_device);
+  rhs_scale_ = Block(&host.rhs_scale, sizeof host.rhs_scale, on_device);
+
+  ProblemData data;
+  data.lhs = lhs_.data();
+  data.rhs = rhs_.data();
+  data.out = out_.data();
+  data.bias = bias_.data();
+  data.sizes = sizes_.data();
+  data.index_type = index_type;
+  data.lhs_scale = static_cast<float*>(lhs_scale_.data());
+  data.rhs_scale = static_cast<float*>(rhs_scale_.data());
+  desc_ = make_desc(problem, data, path);
+
+  check_gg(gg_grouped_gemm_workspace_size(&desc_, &workspace_bytes_),
+           "gg_grouped_gemm_workspace_size");
+  const std::vector<uint8_t> zeros(workspace_bytes_, 0);
+  workspace_ = Block(zeros.data(), zeros.size(), on_device);
+}
+
+gg_status PlacedProblem::launch() {
+  return gg_grouped_gemm(&desc_, workspace_.data(), workspace_bytes_, nullptr);
+}
+
+std::vector<uint8_t> PlacedProblem::output() const {
+  if (path_ != GG_PATH_REFERENCE) check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return out_.read();
+}
+
+uint32_t PlacedProblem::take_device_flags() {
+  uint32_t flags = 0;
+  check_gg(gg_check(workspace_.data(), path_, nullptr, &flags), "gg_check");
+  return flags;
+}
+
+}  // namespace gg::cli

@@ -1,0 +1,92 @@
+// A grouped GEMM as the CLI describes it to the library.
+//
+// Model ops name the three products of an MoE layer whose forward pass is
+// Y[M, n] = X[M, k] · W[g]ᵀ with W stored [G, n, k] (nn.Linear layout):
+//   fprop     ragged-M, Y = X · W[g]ᵀ        (rhs read transposed)
+//   dgrad     ragged-M, dX = dY · W[g]       (the same W, read as [K=n, N=k])
+//   wgrad     ragged-K, dW[g] = dY[g]ᵀ · X[g] (out [G, n, k])
+//   ragged-m, ragged-k  the plain ops, layouts chosen freely.
+// Every operand is one or G logical matrices (MatrixSet); a T layout stores
+// each matrix transposed. With that one rule the data builder, the fp64
+// product and the cuBLAS baselines all address operands the same way.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vector>
+
+#include "cli/args.h"
+#include "groupgemm/groupgemm.h"
+
+namespace gg::cli {
+
+enum class ModelOp { kFprop, kDgrad, kWgrad, kRaggedM, kRaggedK };
+
+extern const std::vector<Name<ModelOp>> kModelOpNames;
+extern const std::vector<Name<gg_layout>> kLayoutNames;
+extern const std::vector<Name<gg_path>> kPathNames;
+
+struct Problem {
+  gg_op op = GG_OP_RAGGED_M;
+  int32_t groups = 1;
+  int64_t rows = 0;      // M: the ragged dimension's capacity
+  int64_t lhs_cols = 0;  // ragged-M: K, the contraction; ragged-K: P, out rows
+  int64_t rhs_cols = 0;  // the output's columns: N (ragged-M) or Q (ragged-K)
+  gg_layout lhs_layout = GG_LAYOUT_N;
+  gg_layout rhs_layout = GG_LAYOUT_N;
+  gg_dtype input_dtype = GG_DTYPE_BF16;
+  gg_dtype out_dtype = GG_DTYPE_BF16;
+  double alpha = 1.0;
+  double beta = 0.0;
+  bool bias = false;  // ragged-M only
+};
+
+// The API problem of a model op on M rows. Model dims: Y[M, n] = X[M, k] W[g]ᵀ.
+Problem model_problem(ModelOp op, int64_t rows, int64_t n, int64_t k, int32_t groups);
+
+// One or G logical matrices of rows x cols; `stacked` operands are rank 3
+// ([count, rows, cols]) even when count is 1.
+struct MatrixSet {
+  bool stacked;
+  int64_t count, rows, cols;
+  int64_t elements() const { return count * rows * cols; }
+};
+
+MatrixSet lhs_matrices(const Problem& problem);
+MatrixSet rhs_matrices(const Problem& problem);
+MatrixSet out_matrices(const Problem& problem);
+MatrixSet bias_matrices(const Problem& problem);
+
+// Elements from the start of the storage to logical element (matrix, row,
+// col) of a set stored in `layout`.
+int64_t storage_index(const MatrixSet& set, gg_layout layout, int64_t matrix, int64_t row,
+                      int64_t col);
+
+// Where a problem's data lives (host memory for the reference, device
+// memory otherwise). Scales are read only for fp8 inputs: one fp32 each.
+struct ProblemData {
+  void* lhs = nullptr;
+  void* rhs = nullptr;
+  void* out = nullptr;
+  void* bias = nullptr;
+  const void* sizes = nullptr;
+  gg_index_type index_type = GG_INDEX_INT32;
+  float* lhs_scale = nullptr;
+  float* rhs_scale = nullptr;
+};
+
+gg_gemm_desc make_desc(const Problem& problem, const ProblemData& data, gg_path path);
+
+// The index array the library reads, in `type`.
+std::vector<uint8_t> index_bytes(const std::vector<int64_t>& sizes, gg_index_type type);
+
+// 2 · rows · K · N (ragged-M) or 2 · rows · P · Q (ragged-K) for `routed` rows.
+double problem_flops(const Problem& problem, int64_t routed);
+
+// Bytes that must move: each input element the sizes make live read once
+// (weights of empty experts need not be read), each output element written
+// once, and read once more when beta is not zero.
+double problem_bytes(const Problem& problem, const std::vector<int64_t>& sizes);
+
+}  // namespace gg::cli

@@ -1,0 +1,33 @@
+"""Reads `groupgemm bench --json` on stdin and checks the document's shape.
+
+Usage: check_bench_json.py CASES [gpu]
+CASES is the number of cases the command line asked for; with "gpu" the
+run must have measured on a GPU (machine rates present, every figure set).
+"""
+import json
+import sys
+
+
+def main():
+    expected_cases = int(sys.argv[1])
+    need_gpu = len(sys.argv) > 2 and sys.argv[2] == "gpu"
+    document = json.load(sys.stdin)
+    cases = document["cases"]
+    assert len(cases) == expected_cases, f"{len(cases)} cases, expected {expected_cases}"
+    on_gpu = document["mode"] == "gpu"
+    assert on_gpu or not need_gpu, f"mode {document['mode']}, expected gpu"
+    assert (document["rates"] is not None) == on_gpu, "machine rates go with the GPU mode"
+    gpu_figures = ("dense_ms", "loop_ms", "x_dense", "x_loop", "roofline_efficiency")
+    for case in cases:
+        assert case["error"] is None, case
+        assert case["ms"] > 0 and case["tflops"] > 0 and case["gb_per_s"] > 0, case
+        assert case["rows"] > 0 and case["groups"] > 0, case
+        for key in gpu_figures:
+            assert (case[key] is not None) == on_gpu, (key, case)
+        if on_gpu:
+            assert 0 < case["roofline_efficiency"] <= 1.5, case
+    print(f"bench JSON: {len(cases)} cases, mode {document['mode']}")
+
+
+if __name__ == "__main__":
+    main()
