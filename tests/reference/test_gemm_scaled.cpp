@@ -1,0 +1,173 @@
+// The reference grouped GEMM on scaled formats: fp8 with per-tensor and
+// per-group scales, fp8 with 1x128 / 128x128 fp32 block scales, mxfp8 and
+// nvfp4, on both ops, every layout and pointer arrays. Block-scale positions
+// are recomputed in gemm_case.cpp from the layout rules, including the
+// token blocks that restart at every group start in ragged-K. kWindow cases
+// must match the model bit for bit; kFull cases draw every finite element
+// code (subnormals included) and full-precision scales.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gemm_case.h"
+
+namespace gg::test {
+namespace {
+
+struct Recipe {
+  const char* name;
+  OperandFormat lhs, rhs;
+  bool ragged_k;  // 128x128 weights exist for ragged-M only
+};
+
+const std::vector<Recipe>& recipes() {
+  static const std::vector<Recipe> all = {
+      {"fp8_e4m3_tensor",
+       {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+       {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+       true},
+      {"fp8_e5m2_group",
+       {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP},
+       {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP},
+       true},
+      {"fp8_e4m3_x_e5m2",
+       {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+       {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP},
+       true},
+      {"fp8_1x128",
+       {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
+       {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
+       true},
+      {"fp8_1x128_x_128x128",
+       {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
+       {GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE},
+       false},
+      {"mxfp8_e4m3",
+       {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+       {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+       true},
+      {"mxfp8_e5m2",
+       {GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE},
+       {GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE},
+       true},
+      {"nvfp4_tensor",
+       {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR},
+       {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR},
+       true},
+      {"nvfp4_group",
+       {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+       {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+       true},
+  };
+  return all;
+}
+
+// Layout variants: ragged-M (rhs N/T x stacked/pointers) and ragged-K
+// (lhs N/T x rhs N/T x stacked/pointer output).
+struct Variant {
+  gg_op op;
+  gg_layout lhs_layout, rhs_layout;
+  bool pointer_array;
+};
+
+std::vector<Variant> variants() {
+  std::vector<Variant> all;
+  for (gg_layout rhs : {GG_LAYOUT_N, GG_LAYOUT_T})
+    for (bool pointers : {false, true}) all.push_back({GG_OP_RAGGED_M, GG_LAYOUT_N, rhs, pointers});
+  for (gg_layout lhs : {GG_LAYOUT_N, GG_LAYOUT_T})
+    for (gg_layout rhs : {GG_LAYOUT_N, GG_LAYOUT_T})
+      for (bool pointers : {false, true}) all.push_back({GG_OP_RAGGED_K, lhs, rhs, pointers});
+  return all;
+}
+
+using Param = std::tuple<size_t, size_t, CodeRange>;  // recipe, variant, range
+class ScaledGemm : public ::testing::TestWithParam<Param> {};
+
+// Every recipe on every variant it applies to, in both code ranges.
+std::vector<Param> params() {
+  std::vector<Param> all;
+  for (size_t r = 0; r < recipes().size(); ++r)
+    for (size_t v = 0; v < variants().size(); ++v)
+      if (variants()[v].op == GG_OP_RAGGED_M || recipes()[r].ragged_k)
+        for (CodeRange range : {CodeRange::kWindow, CodeRange::kFull})
+          all.emplace_back(r, v, range);
+  return all;
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& param_info) {
+  const auto& [recipe, variant, range] = param_info.param;
+  const Variant v = variants()[variant];
+  std::string name = std::string(recipes()[recipe].name) + "_";
+  if (v.op == GG_OP_RAGGED_M) {
+    name += v.rhs_layout == GG_LAYOUT_N ? "raggedM_KN" : "raggedM_NK";
+  } else {
+    name += std::string("raggedK_lhs") + (v.lhs_layout == GG_LAYOUT_N ? "N" : "T") + "_rhs" +
+            (v.rhs_layout == GG_LAYOUT_N ? "N" : "T");
+  }
+  name += v.pointer_array ? "_pointers" : "_stacked";
+  return name + (range == CodeRange::kWindow ? "_exact" : "_full");
+}
+
+TEST_P(ScaledGemm, MatchesModel) {
+  const auto& [recipe_index, variant_index, range] = GetParam();
+  const Recipe& recipe = recipes()[recipe_index];
+  const Variant v = variants()[variant_index];
+  GemmSetup s;
+  s.op = v.op;
+  s.lhs = recipe.lhs;
+  s.rhs = recipe.rhs;
+  s.lhs.range = s.rhs.range = range;
+  s.lhs_layout = v.lhs_layout;
+  s.rhs_layout = v.rhs_layout;
+  s.pointer_array = v.pointer_array;
+  s.out_dtype = GG_DTYPE_FP32;
+  s.alpha = 0.75f;
+  s.seed =
+      static_cast<uint32_t>(recipe_index * 1000 + variant_index * 10 + (range == CodeRange::kFull));
+  if (v.op == GG_OP_RAGGED_M) {
+    // K = 300: three 128-blocks (the last partial), ten 32-blocks (last partial).
+    s.m = 72;
+    s.n = 136;  // two 128-blocks of N for 128x128 weights, the second partial
+    s.k = 300;
+    s.sizes = {20, 0, 33, 1, 10};
+  } else {
+    // Token blocks restart per group: sizes straddle 16 / 32 / 128 boundaries.
+    s.m = 420;
+    s.p = 16;
+    s.q = 24;
+    s.sizes = {130, 0, 129, 1, 33, 17, 90};
+  }
+  GemmCase c(s);
+  EXPECT_EQ(c.run(), 0u);
+  c.check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ScaledGemm, ::testing::ValuesIn(params()), param_name);
+
+TEST(ScaledGemmValues, MxScalesApplyPerBlockOfThirtyTwo) {
+  // Every element 1.0 and block j's scale 2^j: an output of group 0 is
+  // alpha * sum over blocks of 32 * 2^j * (rhs scale 1), exactly.
+  GemmSetup s;
+  s.op = GG_OP_RAGGED_M;
+  s.lhs = {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
+  s.rhs = {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
+  s.m = 4;
+  s.n = 8;
+  s.k = 96;
+  s.sizes = {4};
+  GemmCase c(s);
+  c.lhs.fill_code(0x38);  // e4m3 1.0
+  c.rhs.fill_code(0x38);
+  for (int64_t row = 0; row < 4; ++row)
+    for (int64_t j = 0; j < 3; ++j) c.lhs.set_scale_code(0, row, j, static_cast<uint32_t>(127 + j));
+  for (int64_t j = 0; j < 3; ++j)
+    for (int64_t col = 0; col < 8; ++col) c.rhs.set_scale_code(0, j, col, 127);
+  c.run();
+  c.check();
+  EXPECT_EQ(c.out.value(0, 3, 7), 32.0L * (1 + 2 + 4));
+}
+
+}  // namespace
+}  // namespace gg::test
