@@ -15,6 +15,14 @@
 namespace gg {
 
 // Portable path: sm_80+ tensor cores (mma.sync), kernels/portable/.
+// Takes bf16 x bf16 or fp16 x fp16 without scales, out and bias bf16, fp16 or
+// fp32; ragged-M lhs in GG_LAYOUT_N; pointer arrays for ragged-M rhs and
+// ragged-K out only. Alignment: the data pointers of lhs, rhs, out and bias,
+// and every stride but the innermost (row strides; the group stride of a
+// stacked rank-3 view), multiples of 16 bytes; for a pointer array, each of
+// its G pointers 16-byte aligned too (device memory: not checked by the host).
+// Shapes are free: K, N, P, Q, M need not be multiples of anything.
+// Scratch: 32 + 32 G bytes (group records written by a metadata kernel).
 bool portable_gemm_supports(const gg_gemm_desc& desc, std::string* why_not);
 size_t portable_gemm_scratch_bytes(const gg_gemm_desc& desc);
 gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t workspace_bytes,

@@ -1,0 +1,233 @@
+// The portable path as the API layer sees it (kernels/paths.h): which
+// problems it takes, the scratch it needs, and a run.
+//
+// A run is two launches on the caller's stream: the metadata kernel (group
+// extents and the ragged-M m-tile prefix, from the device sizes, into the
+// workspace scratch) and the GEMM kernel chosen by the plan. The host reads
+// nothing from the device and allocates nothing, so a run can be captured in
+// a CUDA graph and replayed after the sizes change. The SM count and compute
+// capability come from the CUDA runtime once per device.
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include <atomic>
+#include <string>
+
+#include "api/error.h"
+#include "api/log.h"
+#include "api/names.h"
+#include "common/groups.h"
+#include "common/workspace.h"
+#include "kernels/paths.h"
+#include "kernels/portable/gemm_params.h"
+#include "kernels/portable/launch.h"
+#include "kernels/tile_scheduler.h"
+#include "plan/plan.h"
+
+namespace gg {
+namespace {
+
+using portable::Major;
+
+bool is_16bit_float(gg_dtype dtype) { return dtype == GG_DTYPE_BF16 || dtype == GG_DTYPE_FP16; }
+
+bool is_output_type(gg_dtype dtype) { return is_16bit_float(dtype) || dtype == GG_DTYPE_FP32; }
+
+bool is_scaled(const gg_tensor& t) {
+  return t.block_scaling != GG_BLOCK_NONE || t.scale_extent != GG_SCALE_NONE;
+}
+
+bool is_pointer_array(const gg_tensor& t) { return (t.flags & GG_TENSOR_POINTER_ARRAY) != 0; }
+
+bool reject(std::string* why_not, const std::string& reason) {
+  if (why_not != nullptr) *why_not = "portable path: " + reason;
+  return false;
+}
+
+gg_status cuda_failure(const char* what, cudaError_t error) {
+  return api::fail(GG_STATUS_CUDA_ERROR, "portable path: %s: %s", what, cudaGetErrorString(error));
+}
+
+struct DeviceFacts {
+  int sm_count = 0;
+  int compute_capability = 0;
+};
+
+// The current device's facts, asked of the runtime once per device.
+cudaError_t current_device_facts(DeviceFacts* facts) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> sm_counts[kMaxDevices];
+  static std::atomic<int> capabilities[kMaxDevices];
+  int device = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error != cudaSuccess) return error;
+  const bool cached = device < kMaxDevices;
+  if (cached && sm_counts[device].load(std::memory_order_relaxed) > 0) {
+    facts->sm_count = sm_counts[device].load(std::memory_order_relaxed);
+    facts->compute_capability = capabilities[device].load(std::memory_order_relaxed);
+    return cudaSuccess;
+  }
+  int major = 0;
+  int minor = 0;
+  error = cudaDeviceGetAttribute(&facts->sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (error == cudaSuccess) {
+    error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  }
+  if (error == cudaSuccess) {
+    error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  }
+  if (error != cudaSuccess) return error;
+  facts->compute_capability = major * 10 + minor;
+  if (cached) {
+    capabilities[device].store(facts->compute_capability, std::memory_order_relaxed);
+    sm_counts[device].store(facts->sm_count, std::memory_order_relaxed);
+  }
+  return cudaSuccess;
+}
+
+// The problem in plan terms (plan.h: GemmShape).
+GemmShape shape_of(const gg_gemm_desc& d, const DeviceFacts& device) {
+  GemmShape shape{
+      d.op, 0, 0, 0, d.num_groups, d.lhs.dtype, device.sm_count, device.compute_capability};
+  if (d.op == GG_OP_RAGGED_M) {
+    shape.m = d.lhs.shape[0];
+    shape.k = d.lhs.shape[1];
+    shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[2] : d.rhs.shape[1];
+  } else {
+    const bool lhs_n = d.lhs_layout == GG_LAYOUT_N;
+    shape.k = lhs_n ? d.lhs.shape[0] : d.lhs.shape[1];
+    shape.m = lhs_n ? d.lhs.shape[1] : d.lhs.shape[0];
+    shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[1] : d.rhs.shape[0];
+  }
+  return shape;
+}
+
+// Row stride of a rank-2 or rank-3 view; the group stride of a rank-3 one.
+int64_t row_stride(const gg_tensor& t) { return t.strides[t.rank - 2]; }
+
+portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch) {
+  portable::GemmParams p{};
+  p.op = d.op;
+  p.groups = d.num_groups;
+  p.records =
+      reinterpret_cast<const GroupRecord*>(static_cast<char*>(scratch) + portable::kRecordsOffset);
+  p.total_m_tiles = static_cast<const int64_t*>(scratch);
+  p.out_rows = d.op == GG_OP_RAGGED_K ? shape.m : 0;
+  p.out_cols = shape.n;
+  p.depth = d.op == GG_OP_RAGGED_M ? shape.k : 0;
+  p.lhs = d.lhs.data;
+  p.lhs_stride = row_stride(d.lhs);
+  p.rhs = d.rhs.data;
+  p.rhs_stride = row_stride(d.rhs);
+  p.rhs_group_stride = d.rhs.rank == 3 ? d.rhs.strides[0] : 0;
+  p.rhs_pointers = is_pointer_array(d.rhs);
+  p.out = d.out.data;
+  p.out_type = d.out.dtype;
+  p.out_stride = row_stride(d.out);
+  p.out_group_stride = d.out.rank == 3 ? d.out.strides[0] : 0;
+  p.out_pointers = is_pointer_array(d.out);
+  p.bias = d.bias.data;
+  p.bias_type = d.bias.dtype;
+  p.bias_stride = d.bias.data != nullptr ? d.bias.strides[0] : 0;
+  p.alpha = d.alpha.value;
+  p.beta = d.beta.value;
+  p.alpha_per_group = d.alpha.per_group;
+  p.beta_per_group = d.beta.per_group;
+  return p;
+}
+
+// A host-side bound on the tile count, which the device-side sizes cannot
+// exceed: it caps the grid of small problems.
+int64_t max_tiles(const gg_gemm_desc& d, const GemmShape& shape, const TileConfig& config) {
+  const int64_t tiles_n = ceil_div(shape.n, config.block_n);
+  if (d.op == GG_OP_RAGGED_K) return d.num_groups * ceil_div(shape.m, config.block_m) * tiles_n;
+  // Disjoint prefix-sum groups hold at most one partial m-tile each; groups
+  // placed by offsets may each span all M rows.
+  const int64_t m_tiles = d.group_sizes.offsets == nullptr
+                              ? ragged_block_capacity(shape.m, config.block_m, d.num_groups)
+                              : d.num_groups * ceil_div(shape.m, config.block_m);
+  return m_tiles * tiles_n;
+}
+
+}  // namespace
+
+bool portable_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
+  if (!is_16bit_float(d.lhs.dtype) || d.rhs.dtype != d.lhs.dtype) {
+    return reject(why_not, std::string("lhs ") + api::dtype_name(d.lhs.dtype) + " x rhs " +
+                               api::dtype_name(d.rhs.dtype) +
+                               " is not supported (bf16 x bf16 or fp16 x fp16 only)");
+  }
+  if (is_scaled(d.lhs) || is_scaled(d.rhs)) {
+    return reject(why_not, "block or fp32 scales on " + std::string(api::dtype_name(d.lhs.dtype)) +
+                               " operands are not supported");
+  }
+  if (!is_output_type(d.out.dtype)) {
+    return reject(why_not, std::string("out ") + api::dtype_name(d.out.dtype) +
+                               " is not supported (bf16, fp16 or fp32)");
+  }
+  if (d.bias.data != nullptr && !is_output_type(d.bias.dtype)) {
+    return reject(why_not, std::string("bias ") + api::dtype_name(d.bias.dtype) +
+                               " is not supported (bf16, fp16 or fp32)");
+  }
+  if (is_pointer_array(d.lhs)) return reject(why_not, "lhs as a pointer array is not supported");
+  if (d.op == GG_OP_RAGGED_M) {
+    if (d.lhs_layout != GG_LAYOUT_N) {
+      return reject(why_not, "ragged-M lhs must be GG_LAYOUT_N (rows contiguous in K)");
+    }
+    if (is_pointer_array(d.out)) {
+      return reject(why_not, "ragged-M out as a pointer array is not supported");
+    }
+  } else {
+    if (is_pointer_array(d.rhs)) {
+      return reject(why_not, "ragged-K rhs as a pointer array is not supported");
+    }
+    if (d.bias.data != nullptr) return reject(why_not, "bias is for ragged-M only");
+  }
+  return true;
+}
+
+size_t portable_gemm_scratch_bytes(const gg_gemm_desc& desc) {
+  return portable::metadata_scratch_bytes(desc.num_groups);
+}
+
+// The API layer has checked the descriptor, the 16-byte alignment, the
+// workspace's size and alignment, and that the device is sm_80 or newer.
+gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
+                            cudaStream_t stream) {
+  DeviceFacts device;
+  cudaError_t error = current_device_facts(&device);
+  if (error != cudaSuccess) return cuda_failure("device query", error);
+
+  const GemmShape shape = shape_of(desc, device);
+  const Plan plan = plan_gemm(shape);
+  if (api::log_enabled()) api::log_line(plan.describe());
+
+  void* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
+  const portable::GemmParams params = params_of(desc, shape, scratch);
+  const portable::MetadataParams metadata{
+      desc.group_sizes.sizes,
+      desc.group_sizes.offsets,
+      desc.group_sizes.type,
+      desc.num_groups,
+      desc.op == GG_OP_RAGGED_M ? shape.m : shape.k,  // the ragged dimension's capacity
+      plan.config.block_m,
+      reinterpret_cast<GroupRecord*>(static_cast<char*>(scratch) + portable::kRecordsOffset),
+      static_cast<int64_t*>(scratch),
+      workspace_flags(workspace)};
+
+  const bool ragged_m = desc.op == GG_OP_RAGGED_M;
+  const Major lhs = ragged_m || desc.lhs_layout == GG_LAYOUT_T ? Major::kDepth : Major::kOuter;
+  // ragged-M rhs [G, N, K] (T) and ragged-K rhs [Q, M] (T) are depth-contiguous.
+  const Major rhs = desc.rhs_layout == GG_LAYOUT_T ? Major::kDepth : Major::kOuter;
+
+  error = portable::launch_group_metadata(metadata, stream);
+  if (error != cudaSuccess) return cuda_failure("metadata kernel launch", error);
+  const auto launch =
+      desc.lhs.dtype == GG_DTYPE_BF16 ? portable::launch_gemm_bf16 : portable::launch_gemm_fp16;
+  error = launch(plan.tile, lhs, rhs, params, max_tiles(desc, shape, plan.config), device.sm_count,
+                 stream);
+  if (error != cudaSuccess) return cuda_failure("GEMM kernel launch", error);
+  return GG_STATUS_SUCCESS;
+}
+
+}  // namespace gg

@@ -1,0 +1,56 @@
+// The portable path's tile choice (see plan.h). Two rules, in order:
+//   1. ragged-M with short groups (M / G <= kShortGroupRows): a group's rows
+//      would fill at most half of a 128-row tile, so 64-row tiles halve the
+//      wasted tensor-core work of every group's last tile;
+//   2. fewer 128-row tiles than SMs: 64-row tiles double the parallelism.
+// Otherwise 128-row tiles, which read each operand byte half as often.
+#include "plan/plan.h"
+
+#include <string>
+
+#include "api/names.h"
+#include "kernels/tile_scheduler.h"
+
+namespace gg {
+namespace {
+
+// Output tiles of the problem when every group is full (ragged-M: all M rows
+// in use; ragged-K: every group has its own m x n output).
+int64_t full_tiles(const GemmShape& shape, const TileConfig& config) {
+  const int64_t per_group = ceil_div(shape.m, config.block_m) * ceil_div(shape.n, config.block_n);
+  return shape.op == GG_OP_RAGGED_M ? per_group : per_group * shape.groups;
+}
+
+}  // namespace
+
+Plan plan_gemm(const GemmShape& shape) {
+  Plan plan{shape, GG_PATH_PORTABLE, PortableTile::k128x128, {}, {}};
+  const int64_t large_tiles = full_tiles(shape, tile_config(PortableTile::k128x128));
+  const int64_t rows_per_group = shape.m / shape.groups;
+  const std::string fill =
+      std::to_string(large_tiles) + " 128-row tiles for " + std::to_string(shape.sm_count) + " SMs";
+  if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kShortGroupRows) {
+    plan.tile = PortableTile::k64x128;
+    plan.reason = "groups average " + std::to_string(rows_per_group) + " rows";
+  } else if (large_tiles < shape.sm_count) {
+    plan.tile = PortableTile::k64x128;
+    plan.reason = "only " + fill;
+  } else {
+    plan.reason = fill;
+  }
+  plan.config = tile_config(plan.tile);
+  return plan;
+}
+
+std::string Plan::describe() const {
+  const TileConfig& c = config;
+  return std::string("portable ") + api::op_name(shape.op) + " " + api::dtype_name(shape.input) +
+         " m=" + std::to_string(shape.m) + " n=" + std::to_string(shape.n) +
+         " k=" + std::to_string(shape.k) + " G=" + std::to_string(shape.groups) + " on " +
+         std::to_string(shape.sm_count) + " SMs (sm_" + std::to_string(shape.compute_capability) +
+         "): tile " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
+         std::to_string(c.block_k) + ", " + std::to_string(c.stages) + " stages, " +
+         std::to_string(c.warps_m * c.warps_n) + " warps (" + reason + ")";
+}
+
+}  // namespace gg

@@ -1,0 +1,74 @@
+// Kernel and tile choice for one grouped GEMM, from static facts only.
+//
+// The plan sees what the host knows before a launch: the op, the output and
+// contraction extents, the group count, the input type and the device (SM
+// count, compute capability). It never sees the device-side group sizes, so
+// one plan is right for every replay of a captured graph, whatever the sizes
+// have become. For the portable path the one question is the CTA tile height:
+// 128 rows when groups are tall enough to fill it and the grid fills the GPU,
+// 64 rows when the average group (M / G in ragged-M) would leave most of a
+// 128-row tile empty or 128-row tiles are too few to give every SM one.
+// A pure function, tested on the CPU (tests/plan/).
+#pragma once
+
+#include <stdint.h>
+
+#include <string>
+
+#include "groupgemm/groupgemm.h"
+
+namespace gg {
+
+// The portable kernel's CTA tiles; each is one instantiation of the kernel.
+enum class PortableTile { k128x128, k64x128 };
+
+struct TileConfig {
+  int block_m;          // output rows per CTA tile
+  int block_n;          // output columns per CTA tile
+  int block_k;          // contraction depth per pipeline stage
+  int warps_m;          // warp grid: each warp owns (block_m / warps_m) rows
+  int warps_n;          //   by (block_n / warps_n) columns of the tile
+  int stages;           // cp.async pipeline depth
+  int min_ctas_per_sm;  // residency the register budget is sized for
+};
+
+// 128x128: 8 warps of 64x32, 4 stages of 20 KB (two CTAs per SM on A100 and
+// H100). 64x128: 4 warps of 32x64, 3 stages of 15 KB (three CTAs per SM on
+// A100, four on H100). Each shared-memory row is padded by 16 bytes.
+constexpr TileConfig tile_config(PortableTile tile) {
+  return tile == PortableTile::k128x128 ? TileConfig{128, 128, 32, 2, 4, 4, 2}
+                                        : TileConfig{64, 128, 32, 2, 2, 3, 3};
+}
+
+// Static facts of one grouped GEMM, in output terms: the result of group g
+// is an (m x n) block reached by contracting over k.
+//   ragged-M: m = M (row capacity, shared by all groups), n = N, k = K.
+//   ragged-K: m = P, n = Q (each group's own output), k = M (token capacity).
+struct GemmShape {
+  gg_op op;
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  int32_t groups;
+  gg_dtype input;
+  int sm_count;
+  int compute_capability;  // major * 10 + minor
+};
+
+struct Plan {
+  GemmShape shape;
+  gg_path path;
+  PortableTile tile;
+  TileConfig config;
+  std::string reason;  // why this tile, in a few words
+
+  // One line for GROUPGEMM_LOG=1.
+  std::string describe() const;
+};
+
+// Ragged-M groups averaging at most this many rows take 64-row tiles.
+constexpr int64_t kShortGroupRows = 64;
+
+Plan plan_gemm(const GemmShape& shape);
+
+}  // namespace gg

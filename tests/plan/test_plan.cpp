@@ -1,0 +1,117 @@
+// The plan (src/plan/plan.h): tile choice from static facts, its log line,
+// and the tile configs' fit on the GPUs the portable path targets. Expected
+// tiles come from the rules' arithmetic done by hand on each shape.
+#include "plan/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gg {
+namespace {
+
+GemmShape ragged_m(int64_t m, int64_t n, int64_t k, int32_t groups, int sm_count = 132) {
+  return GemmShape{GG_OP_RAGGED_M, m, n, k, groups, GG_DTYPE_BF16, sm_count, 90};
+}
+
+GemmShape ragged_k(int64_t p, int64_t q, int64_t tokens, int32_t groups, int sm_count = 132) {
+  return GemmShape{GG_OP_RAGGED_K, p, q, tokens, groups, GG_DTYPE_BF16, sm_count, 90};
+}
+
+TEST(Plan, TallGroupsTakeTheLargeTile) {
+  // Mixtral prefill: 16384 tokens x top-2 over 8 experts = 4096 rows a group;
+  // 256 x 112 = 28672 tiles of 128 rows.
+  const Plan plan = plan_gemm(ragged_m(32768, 14336, 4096, 8));
+  EXPECT_EQ(plan.path, GG_PATH_PORTABLE);
+  EXPECT_EQ(plan.tile, PortableTile::k128x128);
+  EXPECT_EQ(plan.config.block_m, 128);
+  EXPECT_EQ(plan.config.block_n, 128);
+}
+
+TEST(Plan, ShortGroupsTakeTheSmallTile) {
+  // DeepSeek-V3 decode: 256 tokens x top-8 over 256 experts = 8 rows a group.
+  const Plan plan = plan_gemm(ragged_m(2048, 2048, 7168, 256));
+  EXPECT_EQ(plan.tile, PortableTile::k64x128);
+  EXPECT_EQ(plan.config.block_m, 64);
+  EXPECT_NE(plan.reason.find("average 8 rows"), std::string::npos) << plan.reason;
+}
+
+TEST(Plan, ShortGroupThresholdIs64Rows) {
+  // 64 rows a group: small. 65: large (65 * 128 / 128 = 65 m-tiles x 32 n-tiles
+  // = 2080 tiles, enough for 132 SMs).
+  EXPECT_EQ(plan_gemm(ragged_m(64 * 128, 4096, 4096, 128)).tile, PortableTile::k64x128);
+  EXPECT_EQ(plan_gemm(ragged_m(65 * 128, 4096, 4096, 128)).tile, PortableTile::k128x128);
+}
+
+TEST(Plan, TooFewLargeTilesForTheSmsTakeTheSmallTile) {
+  // One group of 1024 rows, N = 1024: 8 x 8 = 64 large tiles.
+  EXPECT_EQ(plan_gemm(ragged_m(1024, 1024, 4096, 1, 132)).tile, PortableTile::k64x128);
+  EXPECT_EQ(plan_gemm(ragged_m(1024, 1024, 4096, 1, 64)).tile, PortableTile::k128x128);
+  EXPECT_EQ(plan_gemm(ragged_m(1024, 1024, 4096, 1, 65)).tile, PortableTile::k64x128);
+}
+
+TEST(Plan, RaggedKCountsTilesOverGroups) {
+  // wgrad of 8 experts, 4096 x 4096 each: 8 x 32 x 32 large tiles.
+  EXPECT_EQ(plan_gemm(ragged_k(4096, 4096, 65536, 8)).tile, PortableTile::k128x128);
+  // 2 experts of 512 x 512: 2 x 4 x 4 = 32 large tiles for 132 SMs.
+  EXPECT_EQ(plan_gemm(ragged_k(512, 512, 4096, 2)).tile, PortableTile::k64x128);
+  // Few tokens per group do not matter in ragged-K: the output is per group.
+  EXPECT_EQ(plan_gemm(ragged_k(2048, 768, 128, 128)).tile, PortableTile::k128x128);
+}
+
+TEST(Plan, DescribeNamesTheChoice) {
+  const Plan plan = plan_gemm(ragged_m(32768, 14336, 4096, 8));
+  const std::string line = plan.describe();
+  for (const char* part : {"portable", "ragged-M", "bf16", "m=32768", "n=14336", "k=4096", "G=8",
+                           "132 SMs", "sm_90", "128x128x32", "4 stages", "8 warps"}) {
+    EXPECT_NE(line.find(part), std::string::npos) << "missing '" << part << "' in: " << line;
+  }
+  const std::string small = plan_gemm(ragged_k(512, 512, 4096, 2)).describe();
+  for (const char* part : {"ragged-K", "64x128x32", "3 stages", "4 warps", "only 32 128-row"}) {
+    EXPECT_NE(small.find(part), std::string::npos) << "missing '" << part << "' in: " << small;
+  }
+}
+
+// Shared memory of one pipeline stage: each operand keeps its global
+// orientation with 16 bytes of padding per row; the larger orientation
+// bounds every instantiation.
+int stage_bytes(const TileConfig& c) {
+  auto operand = [&](int outer) {
+    const int depth_major = outer * (c.block_k + 8) * 2;
+    const int outer_major = c.block_k * (outer + 8) * 2;
+    return depth_major > outer_major ? depth_major : outer_major;
+  };
+  return operand(c.block_m) + operand(c.block_n);
+}
+
+class TileConfigs : public testing::TestWithParam<PortableTile> {};
+
+TEST_P(TileConfigs, SplitEvenlyOverWarpsAndThreads) {
+  const TileConfig c = tile_config(GetParam());
+  const int threads = 32 * c.warps_m * c.warps_n;
+  EXPECT_LE(threads, 1024);
+  EXPECT_EQ(c.block_m % (16 * c.warps_m), 0);
+  EXPECT_EQ(c.block_n % (16 * c.warps_n), 0);
+  EXPECT_EQ(c.block_k % 16, 0);
+  EXPECT_GE(c.stages, 2);
+  // 16-byte chunks of each operand slice divide evenly over the threads.
+  EXPECT_EQ(c.block_m * c.block_k / 8 % threads, 0);
+  EXPECT_EQ(c.block_n * c.block_k / 8 % threads, 0);
+}
+
+TEST_P(TileConfigs, FitTheirResidencyOnA100AndH100) {
+  const TileConfig c = tile_config(GetParam());
+  const int smem = c.stages * stage_bytes(c);
+  const int reserved = 1024;  // per CTA, by the driver
+  EXPECT_LE(c.min_ctas_per_sm * (smem + reserved), 164 * 1024) << "A100";
+  EXPECT_LE(c.min_ctas_per_sm * (smem + reserved), 228 * 1024) << "H100";
+  // Registers: 64K per SM shared by the resident threads, at most 255 each.
+  const int threads = 32 * c.warps_m * c.warps_n;
+  EXPECT_GE(65536 / (c.min_ctas_per_sm * threads), 128);
+}
+
+INSTANTIATE_TEST_SUITE_P(Portable, TileConfigs,
+                         testing::Values(PortableTile::k128x128, PortableTile::k64x128));
+
+}  // namespace
+}  // namespace gg
