@@ -1,0 +1,64 @@
+"""The benchmark's outputs: a text table and a PNG of roofline efficiencies.
+
+A record (one per preset, tokens, routing, pass and launch) holds "ms" and
+"efficiency", each a dict from method name to a number or None (a method
+that could not run the case). Ratios are method time / groupgemm time, so
+above 1 means groupgemm is faster.
+"""
+
+from typing import List, Optional, Sequence
+
+
+def _cell(value: Optional[float], pattern: str) -> str:
+    return "n/a" if value is None else pattern % value
+
+
+def _ratio(ms: dict, method: str) -> Optional[float]:
+    ours = ms["groupgemm"]
+    return None if ms[method] is None or ours is None else ms[method] / ours
+
+
+def print_table(records: List[dict], methods: Sequence[str]) -> None:
+    others = [m for m in methods if m != "groupgemm"]
+    headings = ["preset", "tokens", "routing", "pass", "run"]
+    headings += ["%s ms" % m for m in methods]
+    headings += ["%s / ours" % m for m in others]
+    headings += ["eff %s" % m for m in methods]
+    rows = []
+    for r in records:
+        row = [r["preset"], str(r["tokens"]), r["routing"], r["pass"], r["launch"]]
+        row += [_cell(r["ms"][m], "%.3f") for m in methods]
+        row += [_cell(_ratio(r["ms"], m), "%.2f") for m in others]
+        row += [_cell(r["efficiency"][m], "%.2f") for m in methods]
+        rows.append(row)
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headings)]
+    print("  ".join(h.rjust(w) for h, w in zip(headings, widths)))
+    for row in rows:
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+
+
+def draw_png(records: List[dict], methods: Sequence[str], path: str) -> None:
+    """One bar chart per (pass, launch): each case's efficiency by method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["pass"], r["launch"]) for r in records})
+    figure, axes = plt.subplots(len(panels), 1, figsize=(14, 3.6 * len(panels)), squeeze=False)
+    width = 0.8 / len(methods)
+    for axis, (pass_name, launch) in zip(axes[:, 0], panels):
+        cases = [r for r in records if (r["pass"], r["launch"]) == (pass_name, launch)]
+        for i, method in enumerate(methods):
+            positions = [c + (i - (len(methods) - 1) / 2) * width for c in range(len(cases))]
+            heights = [r["efficiency"][method] or 0.0 for r in cases]
+            axis.bar(positions, heights, width, label=method)
+        axis.set_xticks(range(len(cases)))
+        labels = ["%s\n%d %s" % (r["preset"], r["tokens"], r["routing"]) for r in cases]
+        axis.set_xticklabels(labels, fontsize=7)
+        axis.set_ylabel("roofline efficiency")
+        axis.set_title("%s, %s (higher is better; 1 = the roofline)" % (pass_name, launch))
+        axis.axhline(1.0, color="gray", linewidth=0.5)
+        axis.legend(fontsize=7, ncol=len(methods))
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)

@@ -1,0 +1,317 @@
+"""python -m groupgemm.bench: the torch ops beside torch's own ways to do the same.
+
+For each MoE preset (groupgemm.presets), token count and routing, the
+up-projection y[g rows] = x[g rows] @ w[g]^T (bf16, w [G, N, K]) is timed by
+four methods, in the same run on the same GPU:
+
+  groupgemm          groupgemm.torch.grouped_mm (one launch, sizes on the GPU)
+  torch._grouped_mm  offsets = cumsum(sizes), w read as the column-major
+                     [G, K, N] view it prefers
+  loop               one cuBLAS torch.mm per non-empty group, the sizes
+                     copied to the host beforehand (not timed: a loop's best case)
+  dense              one torch.mm of the same FLOPs, [M, K] x [K, N]: the ceiling
+
+each for the forward pass and forward+backward (input and weight gradients
+through torch.autograd.grad; the loop keeps one weight leaf per expert, as
+per-expert modules do), eagerly and replayed from a CUDA graph. A graph
+replays the loop with the sizes it was captured with, so its loop figure is
+a bound no real router could use. Time is the median over --reps runs of CUDA
+events around each call, after --warmup calls. Before timing, each case's
+groupgemm result is checked against the loop's.
+
+Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the dense
+bf16 rate of an 8192^3 torch.mm, bytes / the bandwidth of a large
+device-to-device copy), both measured in this run; bytes count each input
+and output once, weights of non-empty groups only. Output: a table of
+milliseconds, ratios to groupgemm and efficiencies; --json writes every
+figure; --png draws the efficiencies as bar charts.
+"""
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+from . import _bench_report, presets
+from . import torch as ggt
+
+METHODS = ("groupgemm", "torch._grouped_mm", "loop", "dense")
+PASSES = ("fwd", "fwd+bwd")
+LAUNCHES = ("eager", "graph")
+
+
+@dataclass
+class Case:
+    preset: presets.MoePreset
+    tokens: int
+    routing: str
+    host_sizes: List[int]
+    x: torch.Tensor  # [M, K]
+    w: torch.Tensor  # [G, N, K]
+    sizes: torch.Tensor  # [G] int32, on the GPU
+    ends: torch.Tensor  # cumsum(sizes), int32: torch._grouped_mm's offsets
+    dy: torch.Tensor  # [M, N], the gradient fed to backward
+
+    @property
+    def rows(self) -> int:
+        return sum(self.host_sizes)
+
+    def groups(self):
+        """(group, first row, end row) of each non-empty group."""
+        start = 0
+        for g, size in enumerate(self.host_sizes):
+            if size:
+                yield g, start, start + size
+            start += size
+
+
+def make_case(preset, tokens, routing, seed) -> Case:
+    torch.manual_seed(seed)
+    m, n, k = preset.rows(tokens), preset.n, preset.k
+    host_sizes = presets.route(routing, m, preset.experts, seed)
+    sizes = torch.tensor(host_sizes, dtype=torch.int32, device="cuda")
+    bf16 = dict(dtype=torch.bfloat16, device="cuda")
+    return Case(
+        preset=preset,
+        tokens=tokens,
+        routing=routing,
+        host_sizes=host_sizes,
+        x=torch.randn(m, k, **bf16),
+        w=torch.randn(preset.experts, n, k, **bf16) / k**0.5,
+        sizes=sizes,
+        ends=torch.cumsum(sizes, 0, dtype=torch.int32),
+        dy=torch.randn(m, n, **bf16),
+    )
+
+
+# ---- the methods: each returns a callable that runs one pass -----------------
+
+
+def _forward(case: Case, method: str) -> Callable[[], torch.Tensor]:
+    x, w = case.x, case.w
+    if method == "groupgemm":
+        return lambda: ggt.grouped_mm(x, w, case.sizes)
+    if method == "torch._grouped_mm":
+        return lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=case.ends)
+    if method == "dense":
+        return lambda: torch.mm(x, w[0].t())
+
+    def loop():
+        y = torch.empty(x.shape[0], w.shape[1], dtype=x.dtype, device=x.device)
+        for g, start, end in case.groups():
+            torch.mm(x[start:end], w[g].t(), out=y[start:end])
+        return y
+
+    return loop
+
+
+def _forward_backward(case: Case, method: str) -> Callable[[], tuple]:
+    x = case.x.detach().requires_grad_()
+    if method == "loop":
+        experts = [case.w[g].detach().requires_grad_() for g in range(case.preset.experts)]
+        groups = list(case.groups())
+
+        def loop():
+            y = torch.cat([torch.mm(x[s:e], experts[g].t()) for g, s, e in groups])
+            leaves = [x] + [experts[g] for g, _, _ in groups]
+            return torch.autograd.grad(y, leaves, case.dy[: y.shape[0]])
+
+        return loop
+    w = (case.w[0] if method == "dense" else case.w).detach().requires_grad_()
+    product = {
+        "groupgemm": lambda: ggt.grouped_mm(x, w, case.sizes),
+        "torch._grouped_mm": lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=case.ends),
+        "dense": lambda: torch.mm(x, w.t()),
+    }[method]
+    return lambda: torch.autograd.grad(product(), (x, w), case.dy)
+
+
+# ---- timing -------------------------------------------------------------------
+
+
+def _graphed(fn: Callable) -> Callable:
+    """fn captured in a CUDA graph (after warm-up on a side stream, as capture needs)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def time_ms(fn: Callable, warmup: int, reps: int) -> float:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
+    """Dense bf16 FLOP/s (8192^3 torch.mm) and copy bytes/s (read + write)."""
+    square = torch.randn(8192, 8192, dtype=torch.bfloat16, device="cuda")
+    flops = 2 * 8192**3 / (time_ms(lambda: torch.mm(square, square), warmup, reps) * 1e-3)
+    source = torch.empty(1 << 31, dtype=torch.uint8, device="cuda")
+    target = torch.empty_like(source)
+    bandwidth = 2 * source.numel() / (time_ms(lambda: target.copy_(source), warmup, reps) * 1e-3)
+    return {"dense_flops": flops, "copy_bytes_per_s": bandwidth}
+
+
+def floor_ms(case: Case, pass_name: str, rates: Dict[str, float]) -> float:
+    n, k = case.preset.n, case.preset.k
+    rows, used = case.rows, sum(1 for _ in case.groups())
+    x_bytes, y_bytes, w_bytes = 2 * rows * k, 2 * rows * n, 2 * used * n * k
+    flops = 2 * rows * n * k
+    moved = x_bytes + w_bytes + y_bytes
+    if pass_name == "fwd+bwd":
+        flops *= 3
+        moved += (y_bytes + w_bytes + x_bytes) + (y_bytes + x_bytes + w_bytes)  # dgrad, wgrad
+    return 1e3 * max(flops / rates["dense_flops"], moved / rates["copy_bytes_per_s"])
+
+
+def check_case(case: Case) -> None:
+    """groupgemm's forward against the cuBLAS loop: a benchmark of wrong results is worthless."""
+    with torch.no_grad():
+        ours, loop = _forward(case, "groupgemm")(), _forward(case, "loop")()
+    ours, loop = ours[: case.rows].float(), loop[: case.rows].float()
+    difference = (ours - loop).norm() / loop.norm().clamp_min(1e-30)
+    if difference > 1e-2:
+        raise RuntimeError(
+            "groupgemm differs from the cuBLAS loop by %.3g (relative norm)" % difference
+        )
+
+
+def measure(case: Case, pass_name: str, launch: str, method: str, args) -> Optional[float]:
+    if method == "torch._grouped_mm" and not hasattr(torch, "_grouped_mm"):
+        return None
+    fn = _forward(case, method) if pass_name == "fwd" else _forward_backward(case, method)
+    try:
+        with torch.set_grad_enabled(pass_name != "fwd"):
+            runner = _graphed(fn) if launch == "graph" else fn
+            return time_ms(runner, args.warmup, args.reps)
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
+        print(
+            "  %s %s %s: %s" % (method, pass_name, launch, str(e).splitlines()[0]), file=sys.stderr
+        )
+        return None
+    finally:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m groupgemm.bench", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--presets",
+        default=",".join(p.name for p in presets.PRESETS),
+        help="comma-separated preset names (default: all)",
+    )
+    parser.add_argument(
+        "--tokens",
+        default="%d,%d" % (presets.DECODE_TOKENS, presets.PREFILL_TOKENS),
+        help="comma-separated token counts (default: decode 2048, prefill 16384)",
+    )
+    parser.add_argument(
+        "--routing", default=",".join(presets.ROUTINGS), help="uniform, skewed or both"
+    )
+    parser.add_argument("--passes", default=",".join(PASSES), help="fwd, fwd+bwd or both")
+    parser.add_argument("--launches", default=",".join(LAUNCHES), help="eager, graph or both")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="write every figure to this JSON file")
+    parser.add_argument("--png", help="draw the efficiencies to this PNG file")
+    return parser.parse_args(argv)
+
+
+def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
+    """Every method of every requested pass and launch, on one case."""
+    records = []
+    for pass_name in _split(args.passes):
+        floor = floor_ms(case, pass_name, rates)
+        for launch in _split(args.launches):
+            ms = {m: measure(case, pass_name, launch, m, args) for m in METHODS}
+            efficiency = {m: None if t is None else floor / t for m, t in ms.items()}
+            records.append(
+                {
+                    "preset": case.preset.name,
+                    "tokens": case.tokens,
+                    "routing": case.routing,
+                    "pass": pass_name,
+                    "launch": launch,
+                    "rows": case.rows,
+                    "n": case.preset.n,
+                    "k": case.preset.k,
+                    "groups": case.preset.experts,
+                    "empty_groups": case.host_sizes.count(0),
+                    "floor_ms": floor,
+                    "ms": ms,
+                    "efficiency": efficiency,
+                }
+            )
+    return records
+
+
+def _split(text: str) -> List[str]:
+    return [item for item in text.split(",") if item]
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(argv)
+    if not torch.cuda.is_available():
+        print("groupgemm.bench needs a CUDA GPU", file=sys.stderr)
+        return 1
+    rates = machine_rates(args.warmup, args.reps)
+    device = torch.cuda.get_device_name()
+    print(
+        "%s: dense bf16 %.0f TFLOP/s, copy %.0f GB/s"
+        % (device, rates["dense_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9)
+    )
+    records = []
+    for name in _split(args.presets):
+        for tokens in (int(t) for t in _split(args.tokens)):
+            for routing in _split(args.routing):
+                case = make_case(presets.find(name), tokens, routing, args.seed)
+                check_case(case)
+                records += case_records(case, args, rates)
+                del case
+                torch.cuda.empty_cache()
+    print()
+    _bench_report.print_table(records, METHODS)
+    if args.json:
+        summary = {
+            "device": device,
+            "torch": torch.__version__,
+            "date": datetime.date.today().isoformat(),
+            "command": " ".join(["python -m groupgemm.bench"] + argv),
+            "rates": rates,
+            "results": records,
+        }
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=1)
+    if args.png:
+        _bench_report.draw_png(records, METHODS, args.png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

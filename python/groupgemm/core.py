@@ -1,0 +1,372 @@
+"""Framework-neutral front end: array views in, C descriptors out, one launch.
+
+A front end (groupgemm.numpy, groupgemm.torch) describes each argument as an
+Operand: an address, an element type, a shape and strides in elements, the
+device it lives on and the argument name to use in messages. This module
+checks what the host can see, in the caller's own vocabulary ("w: expected
+[G, N, K] ..."), then builds the gg_gemm_desc; the C library validates again
+and owns every rule about formats and paths.
+
+Checking and building are separate steps: the checks only compare shapes,
+strides and devices, so torch's fake (meta) kernels run the very same checks
+on symbolic shapes at trace time, while descriptors are built only for real
+launches.
+
+The logical meaning of an operand (w_layout "nk" or "kn", the [M, P] shape of
+a ragged-K operand) is the caller's; the physical layout is read from the
+strides. A w or ragged-K operand whose last dimension is not contiguous but
+whose second-to-last is, such as a transposed view, is passed as the other C
+layout over the same memory, with no copy. Nothing here reads group sizes,
+allocates or synchronizes.
+"""
+
+import ctypes
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from . import _capi
+from ._capi import DeviceFlag, DType, IndexType, Layout, Op, Path
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A strided view of one argument. `device` is "cpu" or "cuda:<index>";
+    `data` may be 0 where only the checks run (shapes known, memory not)."""
+
+    name: str
+    data: int
+    dtype: Union[DType, IndexType]
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    device: str
+
+
+Scalar = Union[float, Operand]  # a host value, or an fp32 [G] array beside the data
+
+W_LAYOUTS = ("nk", "kn")
+
+
+# ---- checks -----------------------------------------------------------------
+
+
+def _shape_error(operand: Operand, expected: str) -> ValueError:
+    return ValueError(
+        "%s: expected %s, got shape %s" % (operand.name, expected, list(operand.shape))
+    )
+
+
+def _require_rank(operand: Operand, rank: int, expected: str) -> None:
+    if len(operand.shape) != rank or len(operand.strides) != rank:
+        raise _shape_error(operand, expected)
+
+
+def _require_float(operand: Optional[Operand]) -> None:
+    if operand is not None and not isinstance(operand.dtype, DType):
+        raise TypeError(
+            "%s: expected a floating-point element type, got %s"
+            % (operand.name, operand.dtype.name.lower())
+        )
+
+
+def _require_device(operand: Optional[Operand], device: str, what: str = "the data") -> None:
+    if operand is not None and operand.device != device:
+        raise ValueError(
+            "%s: on %s, but %s is on %s" % (operand.name, operand.device, what, device)
+        )
+
+
+def _c_strides(operand: Operand) -> Tuple[int, ...]:
+    """Strides as the C API reads them. The stride of a dimension of extent 0
+    or 1 is never used, and a zero stride means "packed" in C, so both become
+    the packed stride; a zero (broadcast) or negative stride elsewhere cannot
+    be expressed."""
+    strides = []
+    packed = 1
+    for extent, stride in zip(reversed(operand.shape), reversed(operand.strides)):
+        if extent <= 1:
+            stride = packed
+        elif stride <= 0:
+            raise ValueError(
+                "%s: broadcast or negative strides are not supported, got strides %s"
+                % (operand.name, list(operand.strides))
+            )
+        strides.append(stride)
+        packed = packed * extent if extent > 1 else packed
+    return tuple(reversed(strides))
+
+
+def _require_inner_contiguous(operand: Optional[Operand]) -> None:
+    if operand is not None and _c_strides(operand)[-1] != 1:
+        raise ValueError(
+            "%s: the last dimension must be contiguous (stride 1), got strides %s"
+            % (operand.name, list(operand.strides))
+        )
+
+
+def _stored_layout(operand: Operand) -> Layout:
+    """GG_LAYOUT_N when the last dimension is contiguous, GG_LAYOUT_T when
+    only the one before it is (the view is a transposed matrix)."""
+    strides = _c_strides(operand)
+    if strides[-1] == 1:
+        return Layout.N
+    if strides[-2] == 1:
+        return Layout.T
+    raise ValueError(
+        "%s: one of the last two dimensions must be contiguous (stride 1), got strides %s"
+        % (operand.name, list(operand.strides))
+    )
+
+
+def _check_group_sizes(group_sizes: Operand, device: str) -> int:
+    if not isinstance(group_sizes.dtype, IndexType):
+        raise TypeError(
+            "%s: expected int32 or int64, got %s"
+            % (group_sizes.name, group_sizes.dtype.name.lower())
+        )
+    _require_rank(group_sizes, 1, "a 1-D array [G]")
+    if group_sizes.shape[0] == 0:
+        raise ValueError("%s: needs at least one group" % group_sizes.name)
+    if _c_strides(group_sizes) != (1,):
+        raise ValueError(
+            "%s: must be contiguous, got stride %s" % (group_sizes.name, group_sizes.strides[0])
+        )
+    # The host never reads sizes meant for a GPU, so they must be where the data is.
+    _require_device(group_sizes, device)
+    return group_sizes.shape[0]
+
+
+def _check_scalar(value: Scalar, name: str, groups: int, device: str) -> None:
+    if not isinstance(value, Operand):
+        return
+    if not isinstance(value.dtype, DType) or value.dtype != DType.FP32:
+        raise TypeError("%s: a per-group %s must be fp32" % (value.name, name))
+    if tuple(value.shape) != (groups,) or _c_strides(value) != (1,):
+        raise _shape_error(value, "a contiguous fp32 array [G] with G = %s" % groups)
+    _require_device(value, device)
+
+
+def ragged_m_out_shape(x: Operand, w: Operand, w_layout: str) -> Tuple[int, int]:
+    """[M, N] of a ragged-M product, after checking the ranks of x and w."""
+    if w_layout not in W_LAYOUTS:
+        raise ValueError("w_layout: expected 'nk' or 'kn', got %r" % (w_layout,))
+    _require_rank(x, 2, "[M, K]")
+    _require_rank(
+        w, 3, ("[G, N, K]" if w_layout == "nk" else "[G, K, N]") + " (w_layout %r)" % w_layout
+    )
+    return x.shape[0], (w.shape[1] if w_layout == "nk" else w.shape[2])
+
+
+def check_ragged_m(
+    x: Operand,
+    w: Operand,
+    out: Operand,
+    group_sizes: Operand,
+    *,
+    w_layout: str = "nk",
+    bias: Optional[Operand] = None,
+    alpha: Scalar = 1.0,
+    beta: Scalar = 0.0,
+) -> None:
+    """Every host-visible check of a ragged-M product; raises ValueError or
+    TypeError naming the argument."""
+    rows, cols = ragged_m_out_shape(x, w, w_layout)
+    for operand in (x, w, out, bias):
+        _require_float(operand)
+    for operand in (w, out, bias):
+        _require_device(operand, x.device, "%s" % x.name)
+    groups = _check_group_sizes(group_sizes, x.device)
+    if w.shape[0] != groups:
+        raise ValueError(
+            "%s: has %s groups (shape %s), but %s has %s"
+            % (w.name, w.shape[0], list(w.shape), group_sizes.name, groups)
+        )
+    depth = w.shape[2] if w_layout == "nk" else w.shape[1]
+    if depth != x.shape[1]:
+        raise ValueError(
+            "%s: K = %s (shape %s, w_layout %r), but %s has K = %s"
+            % (w.name, depth, list(w.shape), w_layout, x.name, x.shape[1])
+        )
+    if tuple(out.shape) != (rows, cols):
+        raise _shape_error(out, "[M, N] = [%s, %s]" % (rows, cols))
+    if bias is not None and tuple(bias.shape) != (groups, cols):
+        raise _shape_error(bias, "[G, N] = [%s, %s]" % (groups, cols))
+    for operand in (x, out, bias):
+        _require_inner_contiguous(operand)
+    _stored_layout(w)
+    _check_scalar(alpha, "alpha", groups, x.device)
+    _check_scalar(beta, "beta", groups, x.device)
+
+
+def ragged_k_out_shape(a: Operand, b: Operand, group_sizes: Operand) -> Tuple[int, int, int]:
+    """[G, P, Q] of a ragged-K product, after checking the ranks of a, b and group_sizes."""
+    _require_rank(a, 2, "[M, P]")
+    _require_rank(b, 2, "[M, Q]")
+    _require_rank(group_sizes, 1, "a 1-D array [G]")
+    return group_sizes.shape[0], a.shape[1], b.shape[1]
+
+
+def check_ragged_k(
+    a: Operand,
+    b: Operand,
+    out: Operand,
+    group_sizes: Operand,
+    *,
+    alpha: Scalar = 1.0,
+    beta: Scalar = 0.0,
+) -> None:
+    """Every host-visible check of a ragged-K product; raises ValueError or
+    TypeError naming the argument."""
+    expected_out = ragged_k_out_shape(a, b, group_sizes)
+    for operand in (a, b, out):
+        _require_float(operand)
+    for operand in (b, out):
+        _require_device(operand, a.device, a.name)
+    groups = _check_group_sizes(group_sizes, a.device)
+    if b.shape[0] != a.shape[0]:
+        raise ValueError(
+            "%s: has %s rows, but %s has %s (both hold the same groups of rows)"
+            % (b.name, b.shape[0], a.name, a.shape[0])
+        )
+    if tuple(out.shape) != tuple(expected_out):
+        raise _shape_error(out, "[G, P, Q] = %s" % list(expected_out))
+    _stored_layout(a)
+    _stored_layout(b)
+    _require_inner_contiguous(out)
+    _check_scalar(alpha, "alpha", groups, a.device)
+    _check_scalar(beta, "beta", groups, a.device)
+
+
+# ---- descriptors ------------------------------------------------------------
+
+
+def _fill(tensor: _capi.Tensor, operand: Operand, layout: Layout = Layout.N) -> None:
+    """Fills a C view of `operand`; with GG_LAYOUT_T, of its last two dimensions swapped."""
+    shape, strides = tuple(operand.shape), _c_strides(operand)
+    if layout == Layout.T:
+        shape = shape[:-2] + (shape[-1], shape[-2])
+        strides = strides[:-2] + (strides[-1], 1)
+    tensor.data = operand.data or None
+    tensor.dtype = int(operand.dtype)
+    tensor.rank = len(shape)
+    for i, (extent, stride) in enumerate(zip(shape, strides)):
+        tensor.shape[i] = extent
+        tensor.strides[i] = stride
+
+
+def _fill_group_sizes(desc: _capi.GemmDesc, group_sizes: Operand) -> None:
+    desc.num_groups = group_sizes.shape[0]
+    desc.group_sizes.sizes = group_sizes.data or None
+    desc.group_sizes.offsets = None
+    desc.group_sizes.type = int(group_sizes.dtype)
+
+
+def _fill_scalar(target: _capi.Scalar, value: Scalar) -> None:
+    if isinstance(value, Operand):
+        target.value = 0.0
+        target.per_group = ctypes.cast(value.data, ctypes.POINTER(ctypes.c_float))
+    else:
+        target.value = float(value)
+        target.per_group = None
+
+
+def path_for(device: str) -> Path:
+    """The reference reads host memory; data on a GPU goes to the fastest GPU path."""
+    return Path.REFERENCE if device == "cpu" else Path.AUTO
+
+
+def ragged_m(
+    x: Operand,
+    w: Operand,
+    out: Operand,
+    group_sizes: Operand,
+    *,
+    w_layout: str = "nk",
+    bias: Optional[Operand] = None,
+    alpha: Scalar = 1.0,
+    beta: Scalar = 0.0,
+    path: Optional[Path] = None,
+) -> _capi.GemmDesc:
+    """out[g rows] = alpha_g * x[g rows] @ op(w[g]) + beta_g * out[g rows] + bias[g].
+
+    x [M, K]; w [G, N, K] (w_layout "nk", the nn.Linear layout: op is the
+    transpose) or [G, K, N] ("kn"); out [M, N]; bias [G, N]; group_sizes [G].
+    """
+    check_ragged_m(x, w, out, group_sizes, w_layout=w_layout, bias=bias, alpha=alpha, beta=beta)
+    desc = _capi.GemmDesc()
+    desc.op = Op.RAGGED_M
+    _fill_group_sizes(desc, group_sizes)
+    _fill(desc.lhs, x)
+    desc.lhs_layout = Layout.N
+    stored = _stored_layout(w)
+    _fill(desc.rhs, w, stored)
+    # C's GG_LAYOUT_N rhs is [G, K, N]: "kn" stored as given. Stored
+    # transposed, the same memory reads as the other layout.
+    as_given = Layout.N if w_layout == "kn" else Layout.T
+    desc.rhs_layout = as_given if stored == Layout.N else Layout(1 - as_given)
+    _fill(desc.out, out)
+    if bias is not None:
+        _fill(desc.bias, bias)
+    _fill_scalar(desc.alpha, alpha)
+    _fill_scalar(desc.beta, beta)
+    desc.path = path_for(x.device) if path is None else path
+    return desc
+
+
+def ragged_k(
+    a: Operand,
+    b: Operand,
+    out: Operand,
+    group_sizes: Operand,
+    *,
+    alpha: Scalar = 1.0,
+    beta: Scalar = 0.0,
+    path: Optional[Path] = None,
+) -> _capi.GemmDesc:
+    """out[g] = alpha_g * a[g rows]^T @ b[g rows] + beta_g * out[g].
+
+    a [M, P]; b [M, Q]; out [G, P, Q]; group_sizes [G]. A group of size 0
+    writes beta_g * out[g].
+    """
+    check_ragged_k(a, b, out, group_sizes, alpha=alpha, beta=beta)
+    desc = _capi.GemmDesc()
+    desc.op = Op.RAGGED_K
+    _fill_group_sizes(desc, group_sizes)
+    desc.lhs_layout = _stored_layout(a)
+    _fill(desc.lhs, a, desc.lhs_layout)
+    desc.rhs_layout = _stored_layout(b)
+    _fill(desc.rhs, b, desc.rhs_layout)
+    _fill(desc.out, out)
+    _fill_scalar(desc.alpha, alpha)
+    _fill_scalar(desc.beta, beta)
+    desc.path = path_for(a.device) if path is None else path
+    return desc
+
+
+# ---- calls ------------------------------------------------------------------
+
+
+def workspace_size(desc: _capi.GemmDesc) -> int:
+    """Bytes of workspace the launch needs (the library validates the descriptor)."""
+    size = ctypes.c_size_t(0)
+    _capi.call("gg_grouped_gemm_workspace_size", desc, ctypes.byref(size))
+    return size.value
+
+
+def launch(desc: _capi.GemmDesc, workspace: int, workspace_bytes: int, stream: int = 0) -> None:
+    """Runs the product on `stream` (a cudaStream_t address; 0: the default stream)."""
+    _capi.call("gg_grouped_gemm", desc, workspace or None, workspace_bytes, stream or None)
+
+
+def check(workspace: int, path: Path, stream: int = 0) -> DeviceFlag:
+    """Reads and clears the device-side error flags of a workspace. Waits for
+    `stream`: call it outside CUDA graph capture."""
+    flags = ctypes.c_uint32(0)
+    _capi.call("gg_check", workspace or None, int(path), stream or None, ctypes.byref(flags))
+    return DeviceFlag(flags.value)
+
+
+def path_available(path: Path, device: int = 0) -> Tuple[bool, str]:
+    """Whether `path` can run on CUDA device `device`, and if not, why."""
+    available = ctypes.c_int(0)
+    _capi.call("gg_path_available", int(path), device, ctypes.byref(available))
+    return bool(available.value), "" if available.value else _capi.last_error()

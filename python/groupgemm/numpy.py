@@ -1,0 +1,185 @@
+"""NumPy front end: the grouped products on host arrays, through the CPU reference.
+
+GG_PATH_REFERENCE reads and writes host memory, so numpy arrays are its
+natural operands: this is the way to run the library without a GPU, and the
+oracle the tests check the bindings with. bf16 and fp8 arrays are the
+ml_dtypes types (numpy has none of its own); they are recognized by dtype
+name, so ml_dtypes is needed only by code that creates them.
+
+Outputs are allocated here unless `out=` is given: ragged-M outputs are
+zero-filled (rows past the last group are never written), ragged-K outputs
+are fully written by the product. Each thread gets its own zero-filled
+workspace, grown on demand; check() reads its device-side error flags.
+"""
+
+import threading
+from typing import Optional, Union
+
+import numpy as np
+
+from . import core
+from ._capi import DeviceFlag, DType, IndexType, Path
+
+_ELEMENT_TYPES = {
+    "bfloat16": DType.BF16,
+    "float16": DType.FP16,
+    "float32": DType.FP32,
+    "float8_e4m3fn": DType.E4M3,
+    "float8_e5m2": DType.E5M2,
+    "int32": IndexType.INT32,
+    "int64": IndexType.INT64,
+}
+
+ArrayScalar = Union[float, np.ndarray]
+
+
+def operand(name: str, array: np.ndarray) -> core.Operand:
+    """The core view of a numpy array (strides converted from bytes to elements)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError("%s: expected a numpy array, got %s" % (name, type(array).__name__))
+    element_type = _ELEMENT_TYPES.get(array.dtype.name)
+    if element_type is None:
+        raise TypeError("%s: unsupported element type %s" % (name, array.dtype.name))
+    itemsize = array.dtype.itemsize
+    if any(stride % itemsize for stride in array.strides):
+        raise ValueError(
+            "%s: strides %s are not a multiple of the element size" % (name, array.strides)
+        )
+    return core.Operand(
+        name=name,
+        data=array.ctypes.data,
+        dtype=element_type,
+        shape=tuple(array.shape),
+        strides=tuple(stride // itemsize for stride in array.strides),
+        device="cpu",
+    )
+
+
+class HostWorkspace:
+    """A zero-filled host workspace that grows on demand, keeping its contents
+    (the device-side error flags stay set until check())."""
+
+    def __init__(self, nbytes: int = 0):
+        self.buffer = np.zeros(nbytes, dtype=np.uint8)
+
+    def reserve(self, nbytes: int) -> None:
+        if nbytes > self.buffer.size:
+            grown = np.zeros(nbytes, dtype=np.uint8)
+            grown[: self.buffer.size] = self.buffer
+            self.buffer = grown
+
+    def run(self, desc) -> None:
+        self.reserve(core.workspace_size(desc))
+        core.launch(desc, self.buffer.ctypes.data, self.buffer.size)
+
+    def check(self) -> DeviceFlag:
+        """Reads and clears the flags: which group sizes were clamped since the last check."""
+        if self.buffer.size == 0:  # never used: nothing can have been flagged
+            return DeviceFlag(0)
+        return core.check(self.buffer.ctypes.data, Path.REFERENCE)
+
+
+_per_thread = threading.local()
+
+
+def default_workspace() -> HostWorkspace:
+    if not hasattr(_per_thread, "workspace"):
+        _per_thread.workspace = HostWorkspace()
+    return _per_thread.workspace
+
+
+def _or_default(workspace: Optional[HostWorkspace]) -> HostWorkspace:
+    return default_workspace() if workspace is None else workspace
+
+
+def _scalar(name: str, value: ArrayScalar):
+    return operand(name, value) if isinstance(value, np.ndarray) else float(value)
+
+
+def _output(out: Optional[np.ndarray], shape, dtype, beta: ArrayScalar, allocate):
+    if out is None:
+        if isinstance(beta, np.ndarray) or beta != 0:
+            raise ValueError(
+                "beta: accumulating (beta != 0) needs out=, the array to accumulate into"
+            )
+        return allocate(shape, dtype=dtype)
+    if not isinstance(out, np.ndarray):
+        raise TypeError("out: expected a numpy array, got %s" % type(out).__name__)
+    return out
+
+
+def grouped_mm(
+    x: np.ndarray,
+    w: np.ndarray,
+    group_sizes: np.ndarray,
+    *,
+    w_layout: str = "nk",
+    out_dtype=None,
+    bias: Optional[np.ndarray] = None,
+    alpha: ArrayScalar = 1.0,
+    beta: ArrayScalar = 0.0,
+    out: Optional[np.ndarray] = None,
+    workspace: Optional[HostWorkspace] = None,
+) -> np.ndarray:
+    """Ragged-M product: out[g rows] = alpha * x[g rows] @ op(w[g]) + beta * out[g rows] + bias[g].
+
+    x [M, K]; w [G, N, K] for w_layout "nk" (nn.Linear layout) or [G, K, N]
+    for "kn"; group_sizes int32/int64 [G] with sum <= M. Returns out [M, N]
+    (dtype out_dtype, default x's).
+    """
+    x_view, w_view = operand("x", x), operand("w", w)
+    shape = core.ragged_m_out_shape(x_view, w_view, w_layout)
+    out = _output(out, shape, x.dtype if out_dtype is None else out_dtype, beta, np.zeros)
+    desc = core.ragged_m(
+        x_view,
+        w_view,
+        operand("out", out),
+        operand("group_sizes", group_sizes),
+        w_layout=w_layout,
+        bias=None if bias is None else operand("bias", bias),
+        alpha=_scalar("alpha", alpha),
+        beta=_scalar("beta", beta),
+    )
+    _or_default(workspace).run(desc)
+    return out
+
+
+def ragged_k_mm(
+    a: np.ndarray,
+    b: np.ndarray,
+    group_sizes: np.ndarray,
+    *,
+    out_dtype=None,
+    alpha: ArrayScalar = 1.0,
+    beta: ArrayScalar = 0.0,
+    out: Optional[np.ndarray] = None,
+    workspace: Optional[HostWorkspace] = None,
+) -> np.ndarray:
+    """Ragged-K product: out[g] = alpha * a[g rows]^T @ b[g rows] + beta * out[g].
+
+    a [M, P]; b [M, Q]; group_sizes int32/int64 [G]. Returns out [G, P, Q]
+    (dtype out_dtype, default a's); a group of size 0 gets beta * out[g].
+    """
+    a_view, b_view, sizes_view = (
+        operand("a", a),
+        operand("b", b),
+        operand("group_sizes", group_sizes),
+    )
+    shape = core.ragged_k_out_shape(a_view, b_view, sizes_view)
+    out = _output(out, shape, a.dtype if out_dtype is None else out_dtype, beta, np.empty)
+    desc = core.ragged_k(
+        a_view,
+        b_view,
+        operand("out", out),
+        sizes_view,
+        alpha=_scalar("alpha", alpha),
+        beta=_scalar("beta", beta),
+    )
+    _or_default(workspace).run(desc)
+    return out
+
+
+def check(workspace: Optional[HostWorkspace] = None) -> DeviceFlag:
+    """Reads and clears the device-side error flags of `workspace` (default:
+    this thread's): non-zero when group sizes were negative or overflowed."""
+    return _or_default(workspace).check()

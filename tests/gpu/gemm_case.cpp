@@ -1,0 +1,488 @@
+// See gemm_case.h.
+#include "gpu/gemm_case.h"
+
+#include <string.h>
+
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <utility>
+
+#include "gpu/cuda_check.h"
+#include "gpu/output_check.h"
+#include "gpu/routing.h"
+
+namespace gg::test {
+namespace {
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
+std::string current_test_name() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info == nullptr) return std::string();
+  return std::string(info->test_suite_name()) + "." + info->name();
+}
+
+std::vector<uint8_t> encode_indices(const std::vector<int64_t>& values, gg_index_type type) {
+  const size_t width = type == GG_INDEX_INT32 ? sizeof(int32_t) : sizeof(int64_t);
+  std::vector<uint8_t> bytes(values.size() * width);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type == GG_INDEX_INT32) {
+      const int32_t narrow = static_cast<int32_t>(values[i]);
+      memcpy(bytes.data() + i * width, &narrow, width);
+    } else {
+      memcpy(bytes.data() + i * width, &values[i], width);
+    }
+  }
+  return bytes;
+}
+
+std::vector<uint8_t> encode_floats(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// A device copy of an optional input: none when it is empty.
+std::optional<DeviceArray> optional_array(const std::string& name, std::vector<uint8_t> bytes) {
+  if (bytes.empty()) return std::nullopt;
+  return DeviceArray(name, std::move(bytes));
+}
+
+double square(float value) { return static_cast<double>(value) * value; }
+
+int64_t groups_of(const GemmSpec& spec) { return static_cast<int64_t>(spec.sizes.size()); }
+
+// Stored shapes: a transposed operand is stored with its dimensions swapped.
+TensorLayout lhs_layout(const GemmSpec& spec) {
+  const bool t = spec.lhs_layout == GG_LAYOUT_T;
+  const int64_t rows = t ? spec.k : spec.m;
+  const int64_t cols = t ? spec.m : spec.k;
+  return {spec.input, 0, rows, cols, spec.padding, false};
+}
+
+TensorLayout rhs_layout(const GemmSpec& spec) {
+  const bool t = spec.rhs_layout == GG_LAYOUT_T;
+  const bool ragged_m = spec.op == GG_OP_RAGGED_M;
+  const int64_t inner = ragged_m ? spec.k : spec.m;  // K rows of a weight, or the tokens
+  const int64_t rows = t ? spec.n : inner;
+  const int64_t cols = t ? inner : spec.n;
+  if (ragged_m) return {spec.input, groups_of(spec), rows, cols, spec.padding, spec.pointer_array};
+  return {spec.input, 0, rows, cols, spec.padding, false};
+}
+
+TensorLayout out_layout(const GemmSpec& spec) {
+  if (spec.op == GG_OP_RAGGED_M) return {spec.out, 0, spec.m, spec.n, spec.padding, false};
+  return {spec.out, groups_of(spec), spec.k, spec.n, spec.padding, spec.pointer_array};
+}
+
+std::string describe_scalar(const ScalarSpec& scalar) {
+  if (!scalar.per_group.empty()) return "per-group";
+  std::ostringstream text;
+  text << scalar.value;
+  return text.str();
+}
+
+std::string describe_flags(uint32_t flags) {
+  std::string text;
+  const struct {
+    uint32_t bit;
+    const char* name;
+  } names[] = {{GG_DEVICE_NEGATIVE_SIZE, "NEGATIVE_SIZE"},
+               {GG_DEVICE_SIZES_EXCEED_ROWS, "SIZES_EXCEED_ROWS"},
+               {GG_DEVICE_OFFSET_OUT_OF_RANGE, "OFFSET_OUT_OF_RANGE"}};
+  for (const auto& entry : names) {
+    if (flags & entry.bit) text += std::string(text.empty() ? "" : "|") + entry.name;
+  }
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+std::mt19937_64 test_rng(const std::string& salt) {
+  return std::mt19937_64(fnv1a(current_test_name() + "/" + salt));
+}
+
+std::string describe(const GemmSpec& spec) {
+  const bool ragged_m = spec.op == GG_OP_RAGGED_M;
+  std::ostringstream text;
+  text << (ragged_m ? "ragged-M " : "ragged-K ") << dtype_name(spec.input) << "->"
+       << dtype_name(spec.out) << " lhs=" << (spec.lhs_layout == GG_LAYOUT_T ? "T" : "N")
+       << " rhs=" << (spec.rhs_layout == GG_LAYOUT_T ? "T" : "N");
+  if (spec.pointer_array) text << (ragged_m ? " rhs:pointers" : " out:pointers");
+  text << " m=" << spec.m << " n=" << spec.n << " k=" << spec.k << " G=" << spec.sizes.size()
+       << " sum(sizes)=" << sum_of(spec.sizes);
+  if (!spec.offsets.empty()) text << " offsets";
+  if (spec.index_type == GG_INDEX_INT64) text << " int64";
+  if (spec.padding != 0) text << " padding=" << spec.padding;
+  text << " alpha=" << describe_scalar(spec.alpha) << " beta=" << describe_scalar(spec.beta);
+  if (spec.bias) text << " bias=" << dtype_name(*spec.bias);
+  if (spec.values == ValueSet::kSmallIntegers) text << " small-integers";
+  return text.str();
+}
+
+GemmCase::GemmCase(GemmSpec spec, gg_path path)
+    : spec_(std::move(spec)),
+      path_(path),
+      label_(spec_.name + " [" + describe(spec_) + "]"),
+      seed_(fnv1a(current_test_name() + "/" + label_)),
+      lhs_("lhs", lhs_layout(spec_)),
+      rhs_("rhs", rhs_layout(spec_)),
+      out_("out", out_layout(spec_)),
+      sizes_("sizes", encode_indices(spec_.sizes, spec_.index_type)),
+      offsets_(optional_array("offsets", encode_indices(spec_.offsets, spec_.index_type))),
+      alpha_(optional_array("alpha", encode_floats(spec_.alpha.per_group))),
+      beta_(optional_array("beta", encode_floats(spec_.beta.per_group))) {
+  if (spec_.bias) {
+    const TensorLayout layout{*spec_.bias, 0, groups_of(spec_), spec_.n, spec_.padding, false};
+    bias_.emplace("bias", layout);
+  }
+  compute_extents();
+  fill(0);
+  upload_all();
+
+  const gg_gemm_desc desc = device_desc();
+  size_t bytes = 0;
+  const gg_status status = gg_grouped_gemm_workspace_size(&desc, &bytes);
+  if (status != GG_STATUS_SUCCESS) {
+    setup_error_ = std::string("gg_grouped_gemm_workspace_size: ") + gg_status_string(status) +
+                   ": " + gg_last_error();
+    return;
+  }
+  workspace_.emplace("workspace", bytes);
+  workspace_->zero();  // the API asks for a zero-filled workspace before first use
+}
+
+void GemmCase::compute_extents() {
+  extents_.clear();
+  uint32_t flags = 0;
+  int64_t end = 0;
+  const bool has_offsets = offsets_.has_value();
+  for (int64_t g = 0; g < groups_of(spec_); ++g) {
+    const int64_t offset =
+        has_offsets ? load_index(offsets_->host().data(), spec_.index_type, g) : 0;
+    const GroupExtent extent = clamp_group(load_index(sizes_.host().data(), spec_.index_type, g),
+                                           has_offsets, offset, end, spec_.m, &flags);
+    extents_.push_back(extent);
+    end = extent.start + extent.size;
+  }
+}
+
+float GemmCase::lhs_at(const HostImage& image, int64_t token, int64_t feature) const {
+  return spec_.lhs_layout == GG_LAYOUT_T ? lhs_.get(image, 0, feature, token)
+                                         : lhs_.get(image, 0, token, feature);
+}
+
+void GemmCase::set_lhs(int64_t token, int64_t feature, float value) {
+  if (spec_.lhs_layout == GG_LAYOUT_T) {
+    lhs_.set(lhs_.host(), 0, feature, token, value);
+  } else {
+    lhs_.set(lhs_.host(), 0, token, feature, value);
+  }
+}
+
+float GemmCase::rhs_at(const HostImage& image, int64_t group, int64_t row, int64_t col) const {
+  const int64_t batch = spec_.op == GG_OP_RAGGED_M ? group : 0;
+  return spec_.rhs_layout == GG_LAYOUT_T ? rhs_.get(image, batch, col, row)
+                                         : rhs_.get(image, batch, row, col);
+}
+
+void GemmCase::set_rhs(int64_t group, int64_t row, int64_t col, float value) {
+  const int64_t batch = spec_.op == GG_OP_RAGGED_M ? group : 0;
+  if (spec_.rhs_layout == GG_LAYOUT_T) {
+    rhs_.set(rhs_.host(), batch, col, row, value);
+  } else {
+    rhs_.set(rhs_.host(), batch, row, col, value);
+  }
+}
+
+void GemmCase::fill(uint64_t round) {
+  std::mt19937_64 rng(seed_ + round * 0x9e3779b97f4a7c15ull);
+  auto draw = [&](bool wide) { return draw_value(spec_.values, wide, rng); };
+  const bool ragged_m = spec_.op == GG_OP_RAGGED_M;
+  for (Operand* operand : {&lhs_, &rhs_, &out_}) operand->poison_host();
+
+  for (const GroupExtent& extent : extents_) {
+    for (int64_t t = extent.start; t < extent.start + extent.size; ++t) {
+      for (int64_t f = 0; f < spec_.k; ++f) set_lhs(t, f, draw(false));
+      if (!ragged_m) {
+        for (int64_t c = 0; c < spec_.n; ++c) set_rhs(0, t, c, draw(false));
+      }
+    }
+  }
+  if (ragged_m) {
+    for (int64_t g = 0; g < groups_of(spec_); ++g) {
+      for (int64_t r = 0; r < spec_.k; ++r) {
+        for (int64_t c = 0; c < spec_.n; ++c) set_rhs(g, r, c, draw(false));
+      }
+    }
+  }
+  if (bias_) {
+    for (int64_t g = 0; g < groups_of(spec_); ++g) {
+      for (int64_t c = 0; c < spec_.n; ++c) bias_->set(bias_->host(), 0, g, c, draw(true));
+    }
+  }
+  // The previous output is an input only where beta_g != 0; elsewhere it
+  // stays poisoned, so reading it would show.
+  for (size_t g = 0; g < extents_.size(); ++g) {
+    if (spec_.beta.of(g) == 0.0f) continue;
+    const int64_t batch = static_cast<int64_t>(g);
+    if (ragged_m) {
+      for (int64_t t = extents_[g].start; t < extents_[g].start + extents_[g].size; ++t) {
+        for (int64_t c = 0; c < spec_.n; ++c) out_.set(out_.host(), 0, t, c, draw(true));
+      }
+    } else {
+      for (int64_t p = 0; p < spec_.k; ++p) {
+        for (int64_t q = 0; q < spec_.n; ++q) out_.set(out_.host(), batch, p, q, draw(true));
+      }
+    }
+  }
+}
+
+void GemmCase::upload_all() {
+  lhs_.upload();
+  rhs_.upload();
+  out_.upload();
+  if (bias_) bias_->upload();
+}
+
+void GemmCase::reroute(const std::vector<int64_t>& sizes, uint64_t round) {
+  if (sizes.size() != spec_.sizes.size()) throw std::logic_error("reroute must keep G");
+  spec_.sizes = sizes;
+  sizes_.assign(encode_indices(spec_.sizes, spec_.index_type));
+  compute_extents();
+  fill(round);
+  upload_all();
+}
+
+gg_gemm_desc GemmCase::base_desc(gg_path path) const {
+  gg_gemm_desc desc{};
+  desc.op = spec_.op;
+  desc.num_groups = static_cast<int32_t>(groups_of(spec_));
+  desc.group_sizes.type = spec_.index_type;
+  desc.lhs_layout = spec_.lhs_layout;
+  desc.rhs_layout = spec_.rhs_layout;
+  desc.alpha.value = spec_.alpha.value;
+  desc.beta.value = spec_.beta.value;
+  desc.path = path;
+  return desc;
+}
+
+gg_gemm_desc GemmCase::device_desc() const {
+  gg_gemm_desc desc = base_desc(path_);
+  desc.group_sizes.sizes = sizes_.data();
+  desc.group_sizes.offsets = offsets_ ? offsets_->data() : nullptr;
+  desc.lhs = lhs_.device_view();
+  desc.rhs = rhs_.device_view();
+  desc.out = out_.device_view();
+  if (bias_) desc.bias = bias_->device_view();
+  desc.alpha.per_group = alpha_ ? static_cast<const float*>(alpha_->data()) : nullptr;
+  desc.beta.per_group = beta_ ? static_cast<const float*>(beta_->data()) : nullptr;
+  return desc;
+}
+
+void GemmCase::prepare_output() { out_.upload(); }
+
+::testing::AssertionResult GemmCase::launch(cudaStream_t stream) {
+  if (!setup_error_.empty()) return ::testing::AssertionFailure() << setup_error_;
+  const gg_gemm_desc desc = device_desc();
+  const gg_status status = gg_grouped_gemm(&desc, workspace_->data(), workspace_->bytes(), stream);
+  if (status != GG_STATUS_SUCCESS) {
+    return ::testing::AssertionFailure()
+           << "gg_grouped_gemm: " << gg_status_string(status) << ": " << gg_last_error();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult GemmCase::run(cudaStream_t stream) {
+  prepare_output();
+  ::testing::AssertionResult launched = launch(stream);
+  if (!launched) return launched;
+  const cudaError_t status = cudaStreamSynchronize(stream);
+  if (status != cudaSuccess) {
+    return ::testing::AssertionFailure()
+           << "the GEMM failed on the device: " << cudaGetErrorName(status) << " ("
+           << cudaGetErrorString(status) << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::optional<HostImage> GemmCase::reference_output(uint32_t* flags) {
+  HostImage want = out_.host();
+  gg_gemm_desc desc = base_desc(GG_PATH_REFERENCE);
+  desc.group_sizes.sizes = sizes_.host().data();
+  desc.group_sizes.offsets = offsets_ ? offsets_->host().data() : nullptr;
+  desc.lhs = lhs_.view_of(lhs_.host());
+  desc.rhs = rhs_.view_of(rhs_.host());
+  desc.out = out_.view_of(want);
+  if (bias_) desc.bias = bias_->view_of(bias_->host());
+  desc.alpha.per_group = spec_.alpha.per_group.empty() ? nullptr : spec_.alpha.per_group.data();
+  desc.beta.per_group = spec_.beta.per_group.empty() ? nullptr : spec_.beta.per_group.data();
+
+  size_t bytes = 0;
+  gg_status status = gg_grouped_gemm_workspace_size(&desc, &bytes);
+  std::vector<uint64_t> workspace(bytes / sizeof(uint64_t) + 1, 0);
+  if (status == GG_STATUS_SUCCESS) {
+    status = gg_grouped_gemm(&desc, workspace.data(), bytes, nullptr);
+  }
+  if (status == GG_STATUS_SUCCESS) {
+    status = gg_check(workspace.data(), GG_PATH_REFERENCE, nullptr, flags);
+  }
+  if (status != GG_STATUS_SUCCESS) {
+    ADD_FAILURE() << "the reference failed: " << gg_status_string(status) << ": "
+                  << gg_last_error();
+    return std::nullopt;
+  }
+  return want;
+}
+
+void GemmCase::compare(const HostImage& got, const HostImage& want, Match match) const {
+  const HostImage& initial = out_.host();
+  OutputCheck check("out", spec_.out, match == Match::kExact);
+  std::vector<std::vector<bool>> written(initial.blocks.size());
+  for (size_t b = 0; b < initial.blocks.size(); ++b) {
+    written[b].assign(initial.blocks[b].size() / dtype_size(spec_.out), false);
+  }
+  // `magnitude` bounds sum|a||b| over the element's products (Cauchy-Schwarz
+  // on the two operand vectors); OutputCheck turns the scale into a bound.
+  auto visit = [&](size_t g, int64_t batch, int64_t row, int64_t col, double magnitude,
+                   int64_t depth) {
+    const size_t block = static_cast<size_t>(out_.block_of(batch));
+    written[block][static_cast<size_t>(out_.element_of(batch, row, col))] = true;
+    const double beta = spec_.beta.of(g);
+    double scale = std::fabs(spec_.alpha.of(g)) * magnitude;
+    if (beta != 0.0) scale += std::fabs(beta * out_.get(initial, batch, row, col));
+    if (bias_) scale += std::fabs(bias_->get(bias_->host(), 0, static_cast<int64_t>(g), col));
+    check.add({batch, row, col}, out_.get(got, batch, row, col), out_.get(want, batch, row, col),
+              scale, depth);
+  };
+
+  for (size_t g = 0; g < extents_.size(); ++g) {
+    const int64_t group = static_cast<int64_t>(g);
+    const int64_t first = extents_[g].start;
+    const int64_t end = first + extents_[g].size;
+    if (spec_.op == GG_OP_RAGGED_M) {
+      // Row t of the group times column c of its rhs.
+      if (first == end) continue;
+      std::vector<double> col_norms(static_cast<size_t>(spec_.n), 0.0);
+      for (int64_t r = 0; r < spec_.k; ++r) {
+        for (int64_t c = 0; c < spec_.n; ++c) {
+          col_norms[static_cast<size_t>(c)] += square(rhs_at(rhs_.host(), group, r, c));
+        }
+      }
+      for (int64_t t = first; t < end; ++t) {
+        double row_norm = 0;
+        for (int64_t f = 0; f < spec_.k; ++f) row_norm += square(lhs_at(lhs_.host(), t, f));
+        for (int64_t c = 0; c < spec_.n; ++c) {
+          visit(g, 0, t, c, std::sqrt(row_norm * col_norms[static_cast<size_t>(c)]), spec_.k);
+        }
+      }
+    } else {
+      // Column p of the group's lhs rows times column q of its rhs rows.
+      std::vector<double> lhs_norms(static_cast<size_t>(spec_.k), 0.0);
+      std::vector<double> rhs_norms(static_cast<size_t>(spec_.n), 0.0);
+      for (int64_t t = first; t < end; ++t) {
+        for (int64_t p = 0; p < spec_.k; ++p) {
+          lhs_norms[static_cast<size_t>(p)] += square(lhs_at(lhs_.host(), t, p));
+        }
+        for (int64_t q = 0; q < spec_.n; ++q) {
+          rhs_norms[static_cast<size_t>(q)] += square(rhs_at(rhs_.host(), 0, t, q));
+        }
+      }
+      for (int64_t p = 0; p < spec_.k; ++p) {
+        for (int64_t q = 0; q < spec_.n; ++q) {
+          const double squares =
+              lhs_norms[static_cast<size_t>(p)] * rhs_norms[static_cast<size_t>(q)];
+          visit(g, group, p, q, std::sqrt(squares), end - first);
+        }
+      }
+    }
+  }
+  check.report();
+  expect_untouched(got, written);
+}
+
+void GemmCase::expect_untouched(const HostImage& got,
+                                const std::vector<std::vector<bool>>& written) const {
+  const HostImage& initial = out_.host();
+  const size_t element_bytes = dtype_size(spec_.out);
+  int64_t changed = 0;
+  std::string first;
+  for (size_t b = 0; b < written.size(); ++b) {
+    for (size_t i = 0; i < written[b].size(); ++i) {
+      const size_t at = i * element_bytes;
+      if (written[b][i] ||
+          memcmp(got.blocks[b].data() + at, initial.blocks[b].data() + at, element_bytes) == 0) {
+        continue;
+      }
+      if (changed++ > 0) continue;
+      const int64_t element = static_cast<int64_t>(i);
+      const int64_t stride = out_.row_stride();
+      const int64_t matrix = out_.layout().rows * stride;
+      std::ostringstream where;
+      where << "block " << b << " element " << i << " (matrix " << element / matrix << ", row "
+            << element % matrix / stride << ", col " << element % stride << ") now holds "
+            << load_element(got.blocks[b].data(), spec_.out, element);
+      first = where.str();
+    }
+  }
+  EXPECT_EQ(changed, 0) << "output elements outside every group, or in row padding, were "
+                           "written; first: "
+                        << first;
+}
+
+void GemmCase::expect_flags(uint32_t device_flags, uint32_t reference_flags) {
+  EXPECT_EQ(reference_flags, spec_.expected_flags)
+      << "reference flags " << describe_flags(reference_flags) << ", expected "
+      << describe_flags(spec_.expected_flags);
+  EXPECT_EQ(device_flags, spec_.expected_flags)
+      << "gg_check flags " << describe_flags(device_flags) << ", expected "
+      << describe_flags(spec_.expected_flags);
+}
+
+void GemmCase::expect_correct(Match match) {
+  ASSERT_TRUE(setup_error_.empty()) << setup_error_;
+  lhs_.expect_guards_intact();
+  rhs_.expect_guards_intact();
+  out_.expect_guards_intact();
+  if (bias_) bias_->expect_guards_intact();
+  workspace_->expect_guards_intact();
+  lhs_.expect_device_unchanged();
+  rhs_.expect_device_unchanged();
+  if (bias_) bias_->expect_device_unchanged();
+  sizes_.expect_intact();
+  for (const auto* array : {&offsets_, &alpha_, &beta_}) {
+    if (*array) (*array)->expect_intact();
+  }
+
+  uint32_t reference_flags = 0;
+  const std::optional<HostImage> want = reference_output(&reference_flags);
+  if (!want) return;
+  compare(out_.download(), *want, match);
+
+  uint32_t device_flags = 0;
+  gg_status status = gg_check(workspace_->data(), path_, nullptr, &device_flags);
+  ASSERT_EQ(status, GG_STATUS_SUCCESS) << "gg_check: " << gg_last_error();
+  expect_flags(device_flags, reference_flags);
+  status = gg_check(workspace_->data(), path_, nullptr, &device_flags);
+  ASSERT_EQ(status, GG_STATUS_SUCCESS) << "gg_check: " << gg_last_error();
+  EXPECT_EQ(device_flags, 0u) << "gg_check did not clear the flags: "
+                              << describe_flags(device_flags);
+}
+
+void run_and_check(const GemmSpec& spec, gg_path path, cudaStream_t stream, Match match) {
+  GemmCase gemm(spec, path);
+  SCOPED_TRACE(gemm.label());
+  const ::testing::AssertionResult ran = gemm.run(stream);
+  if (!ran) {
+    ADD_FAILURE() << ran.message();
+    return;
+  }
+  gemm.expect_correct(match);
+}
+
+}  // namespace gg::test

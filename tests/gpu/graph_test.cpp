@@ -1,0 +1,108 @@
+// CUDA graphs: one ragged-M and one ragged-K call are captured once, then
+// replayed after the group sizes (and all data) changed on the device,
+// outside the graph. Every replay must match the reference for the new sizes:
+// the kernels may learn nothing about the sizes at capture time.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "gpu/cuda_check.h"
+#include "gpu/gemm_case.h"
+#include "gpu/path_test.h"
+#include "gpu/routing.h"
+
+namespace gg::test {
+namespace {
+
+// An instantiated graph of one GemmCase launch.
+class CapturedGemm {
+ public:
+  CapturedGemm(GemmCase& gemm, cudaStream_t stream) {
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+               "cudaStreamBeginCapture");
+    launched_ = gemm.launch(stream);
+    // End the capture whatever happened, so the stream is usable again; a
+    // failed launch explains itself better than the capture's error would.
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph_);
+    if (!launched_) return;
+    check_cuda(ended, "cudaStreamEndCapture");
+    check_cuda(cudaGraphInstantiate(&exec_, graph_, 0), "cudaGraphInstantiate");
+  }
+  ~CapturedGemm() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    if (graph_ != nullptr) cudaGraphDestroy(graph_);
+  }
+  CapturedGemm(const CapturedGemm&) = delete;
+  CapturedGemm& operator=(const CapturedGemm&) = delete;
+
+  const ::testing::AssertionResult& captured() const { return launched_; }
+  void replay(cudaStream_t stream) const {
+    check_cuda(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
+    check_cuda(cudaStreamSynchronize(stream), "the replayed GEMM");
+  }
+
+ private:
+  ::testing::AssertionResult launched_ = ::testing::AssertionFailure();
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+class Graph : public PathTest<gg_path> {
+ protected:
+  // Captures `s` and replays it with the captured sizes, then with each
+  // routing of `reroutes`.
+  void expect_replays_correct(const GemmSpec& s,
+                              const std::vector<std::vector<int64_t>>& reroutes) {
+    GemmCase gemm(s, path());
+    SCOPED_TRACE(gemm.label());
+    const CapturedGemm graph(gemm, stream());
+    ASSERT_TRUE(graph.captured());
+    for (size_t round = 0; round <= reroutes.size(); ++round) {
+      SCOPED_TRACE("replay " + std::to_string(round));
+      if (round > 0) gemm.reroute(reroutes[round - 1], round);
+      gemm.prepare_output();
+      graph.replay(stream());
+      gemm.expect_correct();
+    }
+  }
+
+  // Routings of 8 groups over `tokens`: random, with empty groups, one hot,
+  // all empty.
+  static std::vector<std::vector<int64_t>> routings(int64_t tokens) {
+    std::mt19937_64 rng = test_rng("routings");
+    return {random_sizes(8, tokens, rng),
+            {0, 0, tokens / 3, 0, tokens / 3, 0, 0, 1},
+            one_hot_sizes(8, tokens, 6),
+            std::vector<int64_t>(8, 0)};
+  }
+};
+
+TEST_P(Graph, SmallRaggedMReplays) {
+  GemmSpec s;
+  s.name = "graph ragged-M";
+  s.op = GG_OP_RAGGED_M;
+  s.rhs_layout = GG_LAYOUT_T;
+  s.m = 384;
+  s.n = 136;
+  s.k = 72;
+  s.sizes = uniform_sizes(8, 300);
+  s.bias = GG_DTYPE_BF16;
+  expect_replays_correct(s, routings(370));
+}
+
+TEST_P(Graph, SmallRaggedKReplays) {
+  GemmSpec s;
+  s.name = "graph ragged-K";
+  s.op = GG_OP_RAGGED_K;
+  s.out = GG_DTYPE_FP32;
+  s.m = 384;
+  s.n = 72;
+  s.k = 136;
+  s.sizes = uniform_sizes(8, 300);
+  s.beta.value = 1.0f;
+  expect_replays_correct(s, routings(370));
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, Graph, ::testing::ValuesIn(gpu_paths()), ParamName());
+
+}  // namespace
+}  // namespace gg::test

@@ -1,0 +1,54 @@
+// Judges a GPU output against the reference output, three ways: bit-exact
+// where the inputs make the result exact, an elementwise bound everywhere
+// else, and a global relative norm over the whole output.
+//
+// Elementwise bound. Both sides accumulate in fp32 (or wider), in orders of
+// their own. With `scale` bounding what enters an element, |alpha| *
+// sum|a||b| + |beta * c| + |bias|, each side is within (depth + 4) * eps32 *
+// scale of the exact value (depth products and a few epilogue roundings),
+// and rounding two nearby values to the output type can split them by one
+// output ulp, at most eps_out * |want|. So
+//   |got - want| <= eps_out * |want| + 2 * (depth + 4) * eps32 * scale + tiny
+// where tiny is the output type's smallest subnormal.
+//
+// Relative norm. ||got - want|| / ||want|| must stay below half an output
+// ulp for bf16 and fp16 outputs (rounding splits are rare and one ulp each);
+// for fp32 outputs below 2^-16, about a hundred times the expected
+// order-dependent accumulation error at the depths these tests use.
+#pragma once
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "groupgemm/groupgemm.h"
+
+namespace gg::test {
+
+struct ElementIndex {
+  int64_t batch, row, col;
+};
+
+class OutputCheck {
+ public:
+  // `exact`: values must be equal (+0 and -0 count as equal: the sign of an
+  // exact zero sum depends on the summation order).
+  OutputCheck(std::string what, gg_dtype dtype, bool exact);
+
+  void add(const ElementIndex& at, float got, float want, double scale, int64_t depth);
+  // Adds a test failure describing what went wrong, if anything did.
+  void report() const;
+
+ private:
+  std::string what_;
+  gg_dtype dtype_;
+  bool exact_;
+  int64_t checked_ = 0;
+  int64_t failed_ = 0;
+  std::vector<std::string> first_failures_;
+  double error_squares_ = 0;
+  double want_squares_ = 0;
+};
+
+}  // namespace gg::test

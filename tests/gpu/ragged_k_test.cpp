@@ -1,0 +1,87 @@
+// Ragged-K (wgrad) against the reference, for every path x input dtype x
+// output dtype: lhs and rhs each stored N or T, the output stacked or as a
+// pointer array of per-group matrices, and every epilogue (alpha, beta scalar
+// or per group, beta = 1 accumulating into an fp32 main grad). Empty groups
+// must come out as beta_g * out[g], zeros when beta_g = 0.
+#include <gtest/gtest.h>
+
+#include "gpu/gemm_case.h"
+#include "gpu/path_test.h"
+#include "gpu/routing.h"
+
+namespace gg::test {
+namespace {
+
+class RaggedK : public PathDtypeTest {
+ protected:
+  GemmSpec spec(std::string name) const {
+    GemmSpec s;
+    s.name = std::move(name);
+    s.op = GG_OP_RAGGED_K;
+    s.input = input();
+    s.out = out();
+    return s;
+  }
+};
+
+const char* layout_name(gg_layout layout) { return layout == GG_LAYOUT_T ? "T" : "N"; }
+
+TEST_P(RaggedK, Layouts) {
+  for (gg_layout lhs : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+    for (gg_layout rhs : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      for (bool pointers : {false, true}) {
+        GemmSpec s = spec(std::string("lhs ") + layout_name(lhs) + " rhs " + layout_name(rhs) +
+                          (pointers ? " out pointers" : " out stacked"));
+        s.lhs_layout = lhs;
+        s.rhs_layout = rhs;
+        s.pointer_array = pointers;
+        s.m = 520;
+        s.k = 136;
+        s.n = 72;
+        std::mt19937_64 rng = test_rng(s.name);
+        s.sizes = random_sizes(8, 500, rng);
+        run_and_check(s, path(), stream());
+      }
+    }
+  }
+}
+
+TEST_P(RaggedK, Epilogues) {
+  const std::vector<int64_t> sizes = {0, 100, 37, 0, 200, 1, 0, 150};
+  const std::vector<float> alphas = {0.5f, -1.0f, 2.0f, 0.25f, 1.0f, -0.75f, 1.5f, 3.0f};
+  // Empty groups with beta_g != 0 (groups 0 and 6) must scale their output,
+  // those with beta_g = 0 (group 3) must write zeros over the poison.
+  const std::vector<float> betas = {2.0f, 0.0f, -0.5f, 0.0f, 0.0f, 1.0f, 0.75f, 0.0f};
+  auto base = [&](std::string name, gg_layout lhs, gg_layout rhs, bool pointers) {
+    GemmSpec s = spec(std::move(name));
+    s.m = 500;
+    s.k = 72;
+    s.n = 136;
+    s.sizes = sizes;
+    s.lhs_layout = lhs;
+    s.rhs_layout = rhs;
+    s.pointer_array = pointers;
+    return s;
+  };
+  std::vector<GemmSpec> cases;
+  cases.push_back(base("alpha", GG_LAYOUT_T, GG_LAYOUT_N, false));
+  cases.back().alpha.value = -1.5f;
+  cases.push_back(base("beta", GG_LAYOUT_N, GG_LAYOUT_N, true));
+  cases.back().beta.value = 0.5f;
+  cases.push_back(base("per-group alpha and beta", GG_LAYOUT_T, GG_LAYOUT_N, true));
+  cases.back().alpha.per_group = alphas;
+  cases.back().beta.per_group = betas;
+  cases.push_back(base("per-group beta, alpha", GG_LAYOUT_N, GG_LAYOUT_T, false));
+  cases.back().alpha.value = 0.25f;
+  cases.back().beta.per_group = betas;
+  if (out() == GG_DTYPE_FP32) {
+    cases.push_back(base("beta 1 accumulates into main grads", GG_LAYOUT_T, GG_LAYOUT_N, true));
+    cases.back().beta.value = 1.0f;
+  }
+  for (const GemmSpec& s : cases) run_and_check(s, path(), stream());
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, RaggedK, all_path_dtypes(), ParamName());
+
+}  // namespace
+}  // namespace gg::test
