@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds groupgemm and runs every test. On a machine without a GPU the GPU
-# tests (ctest label "gpu") are reported as skipped, with their reason.
+# Builds groupgemm and runs every test: the C++ suites through ctest, then the
+# Python package's tests. On a machine without a GPU the GPU tests (ctest
+# label "gpu", and the CUDA cases of the Python tests) are reported as
+# skipped, with their reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-cd build/release
-ctest -j"$(nproc)" --output-on-failure --timeout 900 | tee ctest.log
-echo "--- skipped tests and why:"
-grep -h "SKIPPED\|Skipped" Testing/Temporary/LastTest.log | grep -v "^\[  SKIPPED \] [0-9]* test" | sort -u | head -20 || true
+ctest --test-dir build/release -j"$(nproc)" --output-on-failure --timeout 900
+bash scripts/python_tests.sh build/release

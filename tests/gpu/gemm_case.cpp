@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <sstream>
 #include <utility>
@@ -291,6 +292,7 @@ void GemmCase::prepare_output() { out_.upload(); }
   if (!setup_error_.empty()) return ::testing::AssertionFailure() << setup_error_;
   const gg_gemm_desc desc = device_desc();
   const gg_status status = gg_grouped_gemm(&desc, workspace_->data(), workspace_->bytes(), stream);
+  last_status_ = status;
   if (status != GG_STATUS_SUCCESS) {
     return ::testing::AssertionFailure()
            << "gg_grouped_gemm: " << gg_status_string(status) << ": " << gg_last_error();
@@ -478,6 +480,12 @@ void run_and_check(const GemmSpec& spec, gg_path path, cudaStream_t stream, Matc
   GemmCase gemm(spec, path);
   SCOPED_TRACE(gemm.label());
   const ::testing::AssertionResult ran = gemm.run(stream);
+  if (!ran && path != GG_PATH_PORTABLE && gemm.last_status() == GG_STATUS_NOT_SUPPORTED) {
+    // The portable path supports every 16-bit case; a faster path may not
+    // yet. Say so in the output (the GPU check counts these lines).
+    std::printf("[ NOT SUPPORTED ] %s: %s\n", gemm.label().c_str(), gg_last_error());
+    return;
+  }
   if (!ran) {
     ADD_FAILURE() << ran.message();
     return;

@@ -80,6 +80,8 @@ class GemmCase {
   void prepare_output();
   // Enqueues the GEMM on `stream`; no synchronization (graph capture).
   ::testing::AssertionResult launch(cudaStream_t stream);
+  // Status of the last launch's gg_grouped_gemm.
+  gg_status last_status() const { return last_status_; }
   // prepare_output, launch, synchronize.
   ::testing::AssertionResult run(cudaStream_t stream);
 
@@ -91,6 +93,7 @@ class GemmCase {
   HostImage download_output() const { return out_.download(); }
 
  private:
+  gg_status last_status_ = GG_STATUS_SUCCESS;
   gg_gemm_desc base_desc(gg_path path) const;
   gg_gemm_desc device_desc() const;
   void compute_extents();
