@@ -97,7 +97,7 @@ TEST(DtypeGeneric, EncodeAndDecodeEveryNarrowType) {
       for (float& v : values) v = normal(random);
       values[0] = 1e30f;
       values[1] = -INFINITY;
-      std::vector<uint8_t> storage(values.size() * 2, 0);
+      std::vector<uint8_t> storage(values.size() * sizeof(float), 0);  // room for any dtype
       for (size_t i = 0; i < values.size(); ++i) {
         gg::fmt::encode(c.dtype, storage.data(), static_cast<int64_t>(i), values[i], saturate);
       }
