@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 name=${GG_BUILD_DIR:-build/release}
 cmake -S . -B "$name" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$name" -j"$(nproc)"
+cmake --build "$name" -j"$(nproc)" -- -k 0  # report every error, not the first
