@@ -149,6 +149,7 @@ GemmCase::GemmCase(GemmSpec spec, gg_path path)
   const gg_gemm_desc desc = device_desc();
   size_t bytes = 0;
   const gg_status status = gg_grouped_gemm_workspace_size(&desc, &bytes);
+  last_status_ = status;
   if (status != GG_STATUS_SUCCESS) {
     setup_error_ = std::string("gg_grouped_gemm_workspace_size: ") + gg_status_string(status) +
                    ": " + gg_last_error();
@@ -483,7 +484,7 @@ void run_and_check(const GemmSpec& spec, gg_path path, cudaStream_t stream, Matc
   if (!ran && path != GG_PATH_PORTABLE && gemm.last_status() == GG_STATUS_NOT_SUPPORTED) {
     // The portable path supports every 16-bit case; a faster path may not
     // yet. Say so in the output (the GPU check counts these lines).
-    std::printf("[ NOT SUPPORTED ] %s: %s\n", gemm.label().c_str(), gg_last_error());
+    std::printf("[ NOT SUPPORTED ] %s: %s\n", gemm.label().c_str(), ran.message());
     return;
   }
   if (!ran) {

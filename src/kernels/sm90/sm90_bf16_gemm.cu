@@ -327,6 +327,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     uint32_t phase = 0;
     for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
       const Tile t = tiles.at(tile);
+      __syncwarp();  // reconverge after the previous tile's masked epilogue
       int previous_stage = -1;
       for (int ks = 0; ks < t.k_steps; ++ks) {
         wait_barrier(&full[stage], phase);
@@ -338,6 +339,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           zero_k_tail<kBKMajor, kBlockN>(b_stage, t.k_last, zeroing_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
+          __syncwarp();  // wgmma's .aligned forms need the warp converged again
         }
         const uint64_t desc_a =
             operand_desc<kAKMajor>(a_stage + consumer * (kAKMajor ? 64 * 128 : kBoxBytes));
