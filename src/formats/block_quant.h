@@ -87,7 +87,10 @@ GG_HD float fp8_scale_from_amax(float amax, gg_dtype fp8) {
 }
 
 GG_HD uint8_t fp8_quantize_element(float x, float scale, gg_dtype fp8) {
-  return static_cast<uint8_t>(encode_minifloat(x / scale, 0, minifloat_format(fp8), true));
+  // A NaN input keeps its sign: GPU arithmetic returns the canonical NaN
+  // (sign dropped) from x / scale, so a NaN skips the division.
+  const float scaled = x != x ? x : x / scale;
+  return static_cast<uint8_t>(encode_minifloat(scaled, 0, minifloat_format(fp8), true));
 }
 
 // ---- mxfp8 (and mxfp4 elements) ----

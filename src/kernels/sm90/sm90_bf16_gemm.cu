@@ -26,7 +26,10 @@
 //     group's tokens, so the tokens of the next group inside the last k-step
 //     must count as zero: the consumers zero them in shared memory (both
 //     operands, since the next group's data may hold anything) before the
-//     wgmma reads the stage. Group starts need no alignment.
+//     wgmma reads the stage. TMA boxes must start 16-byte aligned, so a
+//     group's k-steps begin at its first token rounded down to 8, and the
+//     tokens before the group in the first step are zeroed the same way.
+//     Group starts need no alignment.
 // Register budget (setmaxnreg): producer 40, consumers 232.
 #include <cuda.h>
 #include <cuda/ptx>
@@ -101,8 +104,10 @@ struct Tile {
   int a_mn;     // first A row (ragged-M: token; ragged-K: p)
   int b_mn;     // first B column (n or q)
   int b_group;  // B's third TMA coordinate (ragged-M: g; ragged-K: 0)
-  int k0;       // first contraction index (ragged-K: the group's first token)
+  int k0;       // first contraction index (ragged-K: the group's first token, rounded
+                // down to 8 so TMA boxes start 16-byte aligned)
   int k_steps;
+  int k_first;  // contraction elements of the first step before the group (ragged-K)
   int k_last;   // contraction elements in the last step that belong to the group
   int rows;     // valid output rows from a_mn
 };
@@ -130,6 +135,7 @@ struct TileMap {
       t.b_group = g;
       t.k0 = 0;
       t.k_steps = (p.k_dim + kBlockK - 1) / kBlockK;
+      t.k_first = 0;
       t.k_last = kBlockK;
     } else {
       const int tiles_per_group = ((p.out_rows + kBlockM - 1) / kBlockM) * n_tiles;
@@ -140,9 +146,15 @@ struct TileMap {
       t.rows = min(kBlockM, p.out_rows - t.a_mn);
       t.b_mn = (r % n_tiles) * kBlockN;
       t.b_group = 0;
-      t.k0 = table.start[g];
-      t.k_steps = (table.rows[g] + kBlockK - 1) / kBlockK;
-      t.k_last = table.rows[g] - (t.k_steps - 1) * kBlockK;
+      // A TMA box must start 16-byte aligned in global memory, and a group
+      // may start anywhere: start at the aligned token before the group and
+      // zero the tokens before its start as well as those past its end.
+      const int start = table.start[g];
+      const int end = start + table.rows[g];
+      t.k0 = start & ~7;
+      t.k_first = start - t.k0;
+      t.k_steps = table.rows[g] == 0 ? 0 : (end - t.k0 + kBlockK - 1) / kBlockK;
+      t.k_last = end - t.k0 - (t.k_steps - 1) * kBlockK;
     }
     return t;
   }
@@ -167,21 +179,22 @@ __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* sm
   }
 }
 
-// Zeroes the contraction elements k >= k_valid of an operand tile, run by
-// the 256 consumer threads. K-major rows hold 8 16-byte chunks, chunk c of
-// row r stored at c ^ (r % 8) (the 128-byte swizzle); MN-major boxes hold one
-// 128-byte row per k.
+// Zeroes the contraction elements outside [k_begin, k_end) of an operand
+// tile, run by the 256 consumer threads. K-major rows hold 8 16-byte chunks,
+// chunk c of row r stored at c ^ (r % 8) (the 128-byte swizzle); MN-major
+// boxes hold one 128-byte row per k.
 template <bool kKMajor, int kRows>
-__device__ __forceinline__ void zero_k_tail(uint8_t* tile, int k_valid, int thread) {
+__device__ __forceinline__ void zero_outside(uint8_t* tile, int k_begin, int k_end, int thread) {
   if constexpr (kKMajor) {
     for (int i = thread; i < kRows * 8; i += kConsumerThreads) {
       const int row = i / 8;
       const int chunk = i % 8;
-      if (chunk * 8 + 8 <= k_valid) continue;
+      if (chunk * 8 >= k_begin && chunk * 8 + 8 <= k_end) continue;
       uint16_t* elements = reinterpret_cast<uint16_t*>(tile + row * 128 + ((chunk ^ (row & 7)) * 16));
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        if (chunk * 8 + e >= k_valid) elements[e] = 0;
+        const int k = chunk * 8 + e;
+        if (k < k_begin || k >= k_end) elements[e] = 0;
       }
     }
   } else {
@@ -189,7 +202,7 @@ __device__ __forceinline__ void zero_k_tail(uint8_t* tile, int k_valid, int thre
       const int box = i / 512;
       const int k = (i % 512) / 8;
       const int chunk = i % 8;
-      if (k < k_valid) continue;
+      if (k >= k_begin && k < k_end) continue;
       *reinterpret_cast<uint4*>(tile + box * kBoxBytes + k * 128 + chunk * 16) = make_uint4(0, 0, 0, 0);
     }
   }
@@ -333,10 +346,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         wait_barrier(&full[stage], phase);
         uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
         uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
-        if (kOp == GG_OP_RAGGED_K && ks == t.k_steps - 1 && t.k_last < kBlockK) {
+        const int k_begin = ks == 0 ? t.k_first : 0;
+        const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
+        if (kOp == GG_OP_RAGGED_K && (k_begin > 0 || k_end < kBlockK)) {
           const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
-          zero_k_tail<kAKMajor, kBlockM>(a_stage, t.k_last, zeroing_thread);
-          zero_k_tail<kBKMajor, kBlockN>(b_stage, t.k_last, zeroing_thread);
+          zero_outside<kAKMajor, kBlockM>(a_stage, k_begin, k_end, zeroing_thread);
+          zero_outside<kBKMajor, kBlockN>(b_stage, k_begin, k_end, zeroing_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
