@@ -39,8 +39,8 @@ if [ "$what" != bench ]; then
 fi
 if [ "$what" != tests ]; then
   step bench $build/src/cli/groupgemm bench "${bench_args[@]}"
-  step bench_json $build/src/cli/groupgemm bench "${bench_args[@]}" --json
-  cp "$logs/bench_json.log" "$logs/bench.json"
+  step torch_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 -m groupgemm.bench --png "$logs/torch_bench.png" --json "$logs/torch_bench.json"
 fi
 
 echo
@@ -51,6 +51,7 @@ done
 if [ -f "$logs/gpu_tests.log" ]; then
   echo "cases a path reports not supported: $(grep -c 'NOT SUPPORTED' "$logs/gpu_tests.log")"
 fi
-[ -f "$logs/bench.log" ] && cat "$logs/bench.log"
+[ -f "$logs/bench.log" ] && grep -v '^\[' "$logs/bench.log"
+[ -f "$logs/torch_bench.log" ] && tail -n 40 "$logs/torch_bench.log"
 printf '%-13s %s\n' step result
 for name in "${steps[@]}"; do printf '%-13s %s\n' "$name" "${result[$name]}"; done
