@@ -33,8 +33,8 @@ size_t operand_bytes(const MatrixSet& set, gg_dtype dtype) {
 
 }  // namespace
 
-GpuBench::GpuBench(const CudaDevice& device, Repeats repeats)
-    : cublas_(stream_.get()), repeats_(repeats), l2_bytes_(device.l2_bytes) {
+GpuBench::GpuBench(const CudaDevice& device, Repeats repeats, gg_path path)
+    : cublas_(stream_.get()), repeats_(repeats), path_(path), l2_bytes_(device.l2_bytes) {
   rates_ = measure_machine_rates(stream_.get(), cublas_, repeats_);
 }
 
@@ -43,7 +43,7 @@ std::optional<double> GpuBench::time_ours(const Problem& problem, const Buffers&
   const cudaStream_t stream = stream_.get();
   std::vector<gg_gemm_desc> descs;
   for (const ProblemData& data : buffers.data)
-    descs.push_back(make_desc(problem, data, GG_PATH_AUTO));
+    descs.push_back(make_desc(problem, data, path_));
   size_t workspace_bytes = 0;
   gg_status status = gg_grouped_gemm_workspace_size(&descs[0], &workspace_bytes);
   if (status != GG_STATUS_SUCCESS) {
@@ -62,7 +62,7 @@ std::optional<double> GpuBench::time_ours(const Problem& problem, const Buffers&
     check_gg(gg_grouped_gemm(&desc, workspace.data(), workspace_bytes, stream), "gg_grouped_gemm");
   });
   uint32_t flags = 0;
-  check_gg(gg_check(workspace.data(), GG_PATH_AUTO, stream, &flags), "gg_check");
+  check_gg(gg_check(workspace.data(), path_, stream, &flags), "gg_check");
   if (flags != 0) {
     row.error = "device flags " + std::to_string(flags) + " raised by valid sizes";
     return std::nullopt;

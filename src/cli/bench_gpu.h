@@ -1,4 +1,4 @@
-// The GPU benchmark of one case: our path (GG_PATH_AUTO), the dense cuBLAS
+// The GPU benchmark of one case: our path (GG_PATH_AUTO unless asked), the dense cuBLAS
 // GEMM of equal FLOPs and the cuBLAS per-group loop, each the median of
 // many runs after warm-up, on the same buffers, plus the roofline
 // efficiency against the machine rates measured once at startup.
@@ -18,26 +18,28 @@
 #include "cli/devices.h"
 #include "cli/machine_rates.h"
 #include "cli/timing.h"
+#include "groupgemm/groupgemm.h"
 
 namespace gg::cli {
 
 // Runs on the current device (device 0 unless the caller chose another).
 class GpuBench {
  public:
-  GpuBench(const CudaDevice& device, Repeats repeats);
+  GpuBench(const CudaDevice& device, Repeats repeats, gg_path path);
 
   const MachineRates& rates() const { return rates_; }
   BenchRow run(const BenchCase& bench_case);
 
  private:
   struct Buffers;
-  // Median ms of GG_PATH_AUTO over the copies; sets row.error and returns
+  // Median ms of our path over the copies; sets row.error and returns
   // nothing when the library refuses the problem or flags its sizes.
   std::optional<double> time_ours(const Problem& problem, const Buffers& buffers, BenchRow& row);
 
   CudaStream stream_;
   CublasBaselines cublas_;
   Repeats repeats_;
+  gg_path path_;
   int64_t l2_bytes_;
   MachineRates rates_{};
 };

@@ -13,6 +13,7 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "cli/devices.h"
+#include "cli/problem.h"
 #include "cli/progress.h"
 
 namespace gg::cli {
@@ -21,7 +22,7 @@ namespace {
 
 const std::vector<OptionSpec> kBenchOptions = {
     {"preset", true}, {"tokens", true}, {"routing", true},
-    {"ops", true},    {"iters", true},  {"json", false},
+    {"ops", true},    {"iters", true},  {"json", false}, {"path", true},
 };
 
 const std::vector<Name<ModelOp>> kBenchOps = {
@@ -40,6 +41,7 @@ struct BenchRequest {
   std::vector<ModelOp> ops;
   int iters = 0;  // 0: the mode's default
   bool json = false;
+  gg_path path = GG_PATH_AUTO;  // our GPU path
 };
 
 BenchRequest parse_request(const std::vector<std::string>& words) {
@@ -70,6 +72,8 @@ BenchRequest parse_request(const std::vector<std::string>& words) {
   }
   request.iters = static_cast<int>(options.integer("iters", 0, 1, 100000));
   request.json = options.has("json");
+  request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
+  if (request.path == GG_PATH_REFERENCE) throw UsageError("--path: the GPU bench times a GPU path");
   return request;
 }
 
@@ -127,13 +131,15 @@ int run_bench(const std::vector<std::string>& words) {
   } else {
     report.mode = "gpu";
     report.device = devices[0].name;
+    report.path = name_of(kPathNames, request.path);
     std::vector<const MoePreset*> presets = request.presets;
     if (presets.empty()) {
       for (const MoePreset& preset : moe_presets()) presets.push_back(&preset);
     }
     const std::vector<int64_t>& tokens =
         request.tokens.empty() ? default_gpu_tokens() : request.tokens;
-    GpuBench bench(devices[0], repeats_of(request.iters > 0 ? request.iters : kGpuIters));
+    GpuBench bench(devices[0], repeats_of(request.iters > 0 ? request.iters : kGpuIters),
+                   request.path);
     report.rates = bench.rates();
     run_cases(make_cases(presets, tokens, request), report,
               [&](const BenchCase& bench_case) { return bench.run(bench_case); });

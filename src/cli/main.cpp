@@ -31,7 +31,7 @@ const char* const kUsage =
     "             [--alpha a] [--beta b] [--bias] [--seed s] [--tail R] [--index int32|int64]\n"
     "  bench    time MoE expert GEMMs against cuBLAS (the CPU reference without a GPU)\n"
     "             [--preset NAME|all] [--tokens N[,N...]] [--routing uniform|skewed|both]\n"
-    "             [--ops fprop,dgrad,wgrad] [--iters N] [--json]\n"
+    "             [--ops fprop,dgrad,wgrad] [--iters N] [--json] [--path auto|portable|sm90]\n"
     "\n"
     "exit codes: 0 success/PASS, 1 failure/FAIL, 2 usage error\n";
 

@@ -33,6 +33,7 @@ struct BenchRow {
 struct BenchReport {
   std::string mode;  // "gpu" or "cpu-reference"
   std::string device;
+  std::string path = "reference";  // the path timed as ours
   std::optional<MachineRates> rates;
   std::vector<BenchRow> rows;
 };
