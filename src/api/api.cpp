@@ -169,7 +169,10 @@ gg_status path_available(gg_path id, int device, int* available) {
       *available = 1;
       return GG_STATUS_SUCCESS;
     }
-    reasons += (reasons.empty() ? "" : "; ") + why_not;
+    // A missing device is one reason for every path: say it once.
+    if (reasons.find(why_not) == std::string::npos) {
+      reasons += (reasons.empty() ? "" : "; ") + why_not;
+    }
   }
   set_error(reasons.empty() ? text_printf("path %s is not part of this build", path_name(id))
                             : reasons);
