@@ -213,34 +213,68 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
-__device__ __forceinline__ float load_value(const void* base, gg_dtype type, int64_t i) {
-  switch (type) {
-    case GG_DTYPE_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
-    case GG_DTYPE_FP16: return __half2float(static_cast<const __half*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
+// Eight adjacent values of a bf16, fp16 or fp32 matrix at element i: i is a
+// multiple of 8 and rows are 16-byte aligned, so these are 16-byte accesses.
+__device__ __forceinline__ void load8(const void* base, gg_dtype type, int64_t i, float (&v)[8]) {
+  if (type == GG_DTYPE_FP32) {
+    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(base) + i);
+    const float4 lo = p[0];
+    const float4 hi = p[1];
+    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z,
+    v[7] = hi.w;
+    return;
+  }
+  const uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(base) + i);
+  const uint32_t words[4] = {bits.x, bits.y, bits.z, bits.w};
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    float2 pair;
+    if (type == GG_DTYPE_BF16) {
+      pair = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&words[w]));
+    } else {
+      pair = __half22float2(*reinterpret_cast<const __half2*>(&words[w]));
+    }
+    v[2 * w] = pair.x;
+    v[2 * w + 1] = pair.y;
   }
 }
 
-// Stores two adjacent outputs; i is even and the row stride a multiple of 8,
-// so the pair is aligned, and N is a multiple of 8, so it is wholly inside N
-// or wholly outside.
-__device__ __forceinline__ void store_pair(void* base, gg_dtype type, int64_t i, float v0, float v1) {
-  switch (type) {
-    case GG_DTYPE_BF16:
-      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(base) + i) =
-          __floats2bfloat162_rn(v0, v1);
-      break;
-    case GG_DTYPE_FP16:
-      *reinterpret_cast<__half2*>(static_cast<__half*>(base) + i) = __floats2half2_rn(v0, v1);
-      break;
-    default:
-      *reinterpret_cast<float2*>(static_cast<float*>(base) + i) = make_float2(v0, v1);
-      break;
+__device__ __forceinline__ void store8(void* base, gg_dtype type, int64_t i, const float (&v)[8]) {
+  if (type == GG_DTYPE_FP32) {
+    float4* p = reinterpret_cast<float4*>(static_cast<float*>(base) + i);
+    p[0] = make_float4(v[0], v[1], v[2], v[3]);
+    p[1] = make_float4(v[4], v[5], v[6], v[7]);
+    return;
   }
+  uint32_t words[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    if (type == GG_DTYPE_BF16) {
+      const __nv_bfloat162 pair = __floats2bfloat162_rn(v[2 * w], v[2 * w + 1]);
+      words[w] = *reinterpret_cast<const uint32_t*>(&pair);
+    } else {
+      const __half2 pair = __floats2half2_rn(v[2 * w], v[2 * w + 1]);
+      words[w] = *reinterpret_cast<const uint32_t*>(&pair);
+    }
+  }
+  *reinterpret_cast<uint4*>(static_cast<uint16_t*>(base) + i) =
+      make_uint4(words[0], words[1], words[2], words[3]);
 }
 
 __device__ __forceinline__ int64_t dtype_bytes(gg_dtype type) { return type == GG_DTYPE_FP32 ? 4 : 2; }
 
+// The pair element e this lane holds for block `block` (0..3) of a quad group,
+// chosen without indexing registers by a run-time value.
+__device__ __forceinline__ float pick(const float (&pairs)[4][2], int block, int e) {
+  return block == 0 ? pairs[0][e] : block == 1 ? pairs[1][e] : block == 2 ? pairs[2][e] : pairs[3][e];
+}
+
+// Epilogue. Accumulator i of a thread is row warp*16 + lane/4 + 8*((i/2)%2),
+// column 8*(i/4) + 2*(lane%4) + i%2 of the consumer's 64 x BN block: the four
+// lanes of a quad share a row and each holds 2 of every 8 columns. A 4 x 4
+// exchange inside the quad gives each lane 8 adjacent columns, so every store
+// is 16 bytes (32 for fp32) and a warp's stores fill whole 32-byte sectors.
+// alpha, beta and bias are applied in fp32, in that order, then one rounding.
 template <gg_op kOp, int kBlockN, int kAccumulators>
 __device__ __forceinline__ void store_tile(const Params& p, const Tile& t, int consumer, int thread,
                                            const float (&acc)[kAccumulators]) {
@@ -254,30 +288,53 @@ __device__ __forceinline__ void store_tile(const Params& p, const Tile& t, int c
   }
   const int warp = thread / 32;
   const int lane = thread % 32;
-  // Accumulator i of a thread is row warp*16 + lane/4 + 8*((i/2)%2), column
-  // 8*(i/4) + 2*(lane%4) + i%2 of the consumer's 64 x BN block.
+  const int quad_lane = lane % 4;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row_in_tile = consumer * 64 + warp * 16 + lane / 4 + 8 * half;
-    if (row_in_tile >= t.rows) continue;
     const int64_t row = t.a_mn + row_in_tile;
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const int col = t.b_mn + 8 * j + 2 * (lane % 4);
-      if (col >= p.out_cols) continue;
-      float v0 = alpha * acc[j * 4 + half * 2];
-      float v1 = alpha * acc[j * 4 + half * 2 + 1];
+    for (int group = 0; group < kBlockN / 32; ++group) {
+      float pairs[4][2];
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        pairs[b][0] = acc[(group * 4 + b) * 4 + half * 2];
+        pairs[b][1] = acc[(group * 4 + b) * 4 + half * 2 + 1];
+      }
+      // Round r: send the pair of block (quad_lane ^ r) to lane quad_lane ^ r,
+      // receive from it the pair of block quad_lane, its columns 2*(quad_lane ^ r).
+      float v[8];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int partner = quad_lane ^ r;
+        const float got0 = __shfl_xor_sync(0xffffffffu, pick(pairs, partner, 0), r);
+        const float got1 = __shfl_xor_sync(0xffffffffu, pick(pairs, partner, 1), r);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          if (c == partner) {
+            v[2 * c] = got0;
+            v[2 * c + 1] = got1;
+          }
+        }
+      }
+      const int col = t.b_mn + 8 * (group * 4 + quad_lane);
+      if (row_in_tile >= t.rows || col >= p.out_cols) continue;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[e] *= alpha;
       const int64_t index = row * p.out_ld + col;
       if (beta != 0.0f) {
-        v0 += beta * load_value(out, p.out_dtype, index);
-        v1 += beta * load_value(out, p.out_dtype, index + 1);
+        float old[8];
+        load8(out, p.out_dtype, index, old);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] += beta * old[e];
       }
       if (kOp == GG_OP_RAGGED_M && p.bias != nullptr) {
-        const int64_t b = int64_t(t.group) * p.bias_ld + col;
-        v0 += load_value(p.bias, p.bias_dtype, b);
-        v1 += load_value(p.bias, p.bias_dtype, b + 1);
+        float bias[8];
+        load8(p.bias, p.bias_dtype, int64_t(t.group) * p.bias_ld + col, bias);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] += bias[e];
       }
-      store_pair(out, p.out_dtype, index, v0, v1);
+      store8(out, p.out_dtype, index, v);
     }
   }
 }
