@@ -213,29 +213,32 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
-// Eight adjacent values of a bf16, fp16 or fp32 matrix at element i: i is a
-// multiple of 8 and rows are 16-byte aligned, so these are 16-byte accesses.
-__device__ __forceinline__ void load8(const void* base, gg_dtype type, int64_t i, float (&v)[8]) {
+// v[e] += scale * x[e] for the eight adjacent values x of a bf16, fp16 or
+// fp32 matrix at element i: i is a multiple of 8 and rows are 16-byte
+// aligned, so these are 16-byte loads, each folded in as it arrives.
+__device__ __forceinline__ void add8(float (&v)[8], const void* base, gg_dtype type, int64_t i,
+                                     float scale) {
   if (type == GG_DTYPE_FP32) {
     const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(base) + i);
-    const float4 lo = p[0];
-    const float4 hi = p[1];
-    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z,
-    v[7] = hi.w;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float4 x = p[h];
+      v[4 * h] += scale * x.x;
+      v[4 * h + 1] += scale * x.y;
+      v[4 * h + 2] += scale * x.z;
+      v[4 * h + 3] += scale * x.w;
+    }
     return;
   }
   const uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(base) + i);
   const uint32_t words[4] = {bits.x, bits.y, bits.z, bits.w};
 #pragma unroll
   for (int w = 0; w < 4; ++w) {
-    float2 pair;
-    if (type == GG_DTYPE_BF16) {
-      pair = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&words[w]));
-    } else {
-      pair = __half22float2(*reinterpret_cast<const __half2*>(&words[w]));
-    }
-    v[2 * w] = pair.x;
-    v[2 * w + 1] = pair.y;
+    const float2 x = type == GG_DTYPE_BF16
+                         ? __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&words[w]))
+                         : __half22float2(*reinterpret_cast<const __half2*>(&words[w]));
+    v[2 * w] += scale * x.x;
+    v[2 * w + 1] += scale * x.y;
   }
 }
 
@@ -322,17 +325,9 @@ __device__ __forceinline__ void store_tile(const Params& p, const Tile& t, int c
 #pragma unroll
       for (int e = 0; e < 8; ++e) v[e] *= alpha;
       const int64_t index = row * p.out_ld + col;
-      if (beta != 0.0f) {
-        float old[8];
-        load8(out, p.out_dtype, index, old);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v[e] += beta * old[e];
-      }
+      if (beta != 0.0f) add8(v, out, p.out_dtype, index, beta);
       if (kOp == GG_OP_RAGGED_M && p.bias != nullptr) {
-        float bias[8];
-        load8(p.bias, p.bias_dtype, int64_t(t.group) * p.bias_ld + col, bias);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v[e] += bias[e];
+        add8(v, p.bias, p.bias_dtype, int64_t(t.group) * p.bias_ld + col, 1.0f);
       }
       store8(out, p.out_dtype, index, v);
     }
