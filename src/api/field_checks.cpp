@@ -7,6 +7,7 @@
 
 #include "api/error.h"
 #include "api/names.h"
+#include "formats/codecs.h"
 
 namespace gg::api {
 namespace {
@@ -99,7 +100,7 @@ gg_status check_data_pointer(const TensorRole& role, const gg_tensor& tensor) {
   if (is_pointer_array(tensor)) {
     return check_aligned(name.c_str(), tensor.data, alignof(void*), "an array of pointers");
   }
-  const size_t bytes = static_cast<size_t>(element_bits(tensor.dtype) / 8);
+  const size_t bytes = static_cast<size_t>(fmt::dtype_bits(tensor.dtype) / 8);
   return check_aligned(name.c_str(), tensor.data, bytes > 0 ? bytes : 1, dtype_name(tensor.dtype));
 }
 
@@ -128,22 +129,6 @@ gg_status check_group_sizes(const gg_group_sizes& sizes) {
     GG_RETURN_IF_ERROR(check_aligned("desc->group_sizes.offsets", sizes.offsets, bytes, type));
   }
   return GG_STATUS_SUCCESS;
-}
-
-int element_bits(gg_dtype dtype) {
-  switch (dtype) {
-    case GG_DTYPE_BF16:
-    case GG_DTYPE_FP16:
-      return 16;
-    case GG_DTYPE_FP32:
-      return 32;
-    case GG_DTYPE_E4M3:
-    case GG_DTYPE_E5M2:
-      return 8;
-    case GG_DTYPE_E2M1:
-      return 4;
-  }
-  return 0;
 }
 
 bool is_fp8(gg_dtype dtype) { return dtype == GG_DTYPE_E4M3 || dtype == GG_DTYPE_E5M2; }
@@ -214,7 +199,7 @@ gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s.scale_extent is not a gg_scale_extent (got %d)",
                 role.name, static_cast<int>(extent));
   }
-  if (element_bits(tensor.dtype) >= 16) {
+  if (fmt::dtype_bits(tensor.dtype) >= 16) {
     if (scaling != GG_BLOCK_NONE) {
       return fail(GG_STATUS_INVALID_ARGUMENT,
                   "%s.block_scaling must be GG_BLOCK_NONE for %s elements (got %s)", role.name,
@@ -284,7 +269,7 @@ gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor) {
 }
 
 gg_status check_plain(const TensorRole& role, const gg_tensor& tensor) {
-  if (element_bits(tensor.dtype) < 16) {
+  if (fmt::dtype_bits(tensor.dtype) < 16) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s.dtype must be bf16, fp16 or fp32 (got %s)",
                 role.name, dtype_name(tensor.dtype));
   }

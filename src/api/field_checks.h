@@ -31,9 +31,6 @@ gg_status check_num_groups(int32_t num_groups);
 // The sizes pointer (not NULL), the index type and both arrays' alignment.
 gg_status check_group_sizes(const gg_group_sizes& sizes);
 
-// Bits of one element: 16, 32, 8 or 4.
-int element_bits(gg_dtype dtype);
-
 bool is_fp8(gg_dtype dtype);
 
 bool is_pointer_array(const gg_tensor& tensor);

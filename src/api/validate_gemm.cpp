@@ -16,6 +16,7 @@
 #include "api/field_checks.h"
 #include "api/names.h"
 #include "api/validate.h"
+#include "formats/codecs.h"
 
 namespace gg::api {
 namespace {
@@ -166,7 +167,7 @@ gg_status check_tensor_alignment(const TensorRole& role, const gg_tensor& tensor
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s.data (%p) must be %zu-byte aligned on path %s",
                 role.name, tensor.data, alignment, path);
   }
-  const int64_t bits = element_bits(tensor.dtype);
+  const int64_t bits = fmt::dtype_bits(tensor.dtype);
   for (int i = is_pointer_array(tensor) ? 1 : 0; i < tensor.rank - 1; ++i) {
     const int64_t bytes = tensor.strides[i] * bits / 8;
     if (bytes % static_cast<int64_t>(alignment) != 0) {

@@ -11,6 +11,7 @@
 #include "api/field_checks.h"
 #include "api/names.h"
 #include "api/validate.h"
+#include "formats/codecs.h"
 
 namespace gg::api {
 namespace {
@@ -34,7 +35,7 @@ bool quantizer_has_rule(const gg_tensor& output) {
 
 gg_status check_output(const TensorRole& role, gg_tensor* output) {
   GG_RETURN_IF_ERROR(check_view(role, output));
-  if (element_bits(output->dtype) >= 16) {
+  if (fmt::dtype_bits(output->dtype) >= 16) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s.dtype must be e4m3, e5m2 or e2m1 (got %s)",
                 role.name, dtype_name(output->dtype));
   }
