@@ -42,6 +42,38 @@ Plan plan_gemm(const GemmShape& shape) {
   return plan;
 }
 
+GemmShape gemm_shape(const gg_gemm_desc& d, int sm_count, int compute_capability) {
+  GemmShape shape{d.op, 0, 0, 0, d.num_groups, d.lhs.dtype, sm_count, compute_capability};
+  if (d.op == GG_OP_RAGGED_M) {
+    shape.m = d.lhs.shape[0];
+    shape.k = d.lhs.shape[1];
+    shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[2] : d.rhs.shape[1];
+  } else {
+    const bool lhs_n = d.lhs_layout == GG_LAYOUT_N;
+    shape.k = lhs_n ? d.lhs.shape[0] : d.lhs.shape[1];
+    shape.m = lhs_n ? d.lhs.shape[1] : d.lhs.shape[0];
+    shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[1] : d.rhs.shape[0];
+  }
+  return shape;
+}
+
+Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
+  const bool wide = shape.n > 128;
+  const Sm90Tile tile = wide ? Sm90Tile::k128x256 : Sm90Tile::k128x128;
+  return Sm90Plan{shape, tile, sm90_tile_config(tile),
+                  "n=" + std::to_string(shape.n) + (wide ? " > 128" : " <= 128")};
+}
+
+std::string Sm90Plan::describe() const {
+  const Sm90TileConfig& c = config;
+  return std::string("sm90 ") + api::op_name(shape.op) + " " + api::dtype_name(shape.input) +
+         " m=" + std::to_string(shape.m) + " n=" + std::to_string(shape.n) +
+         " k=" + std::to_string(shape.k) + " G=" + std::to_string(shape.groups) + " on " +
+         std::to_string(shape.sm_count) + " SMs: tile " + std::to_string(c.block_m) + "x" +
+         std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
+         std::to_string(c.stages) + " stages, 1 producer + 2 consumer warpgroups (" + reason + ")";
+}
+
 std::string Plan::describe() const {
   const TileConfig& c = config;
   return std::string("portable ") + api::op_name(shape.op) + " " + api::dtype_name(shape.input) +

@@ -8,7 +8,8 @@
 // 128 rows when groups are tall enough to fill it and the grid fills the GPU,
 // 64 rows when the average group (M / G in ragged-M) would leave most of a
 // 128-row tile empty or 128-row tiles are too few to give every SM one.
-// A pure function, tested on the CPU (tests/plan/).
+// For the Hopper path the question is the tile width (see plan_sm90_gemm).
+// Pure functions, tested on the CPU (tests/plan/).
 #pragma once
 
 #include <stdint.h>
@@ -70,5 +71,42 @@ struct Plan {
 constexpr int64_t kShortGroupRows = 64;
 
 Plan plan_gemm(const GemmShape& shape);
+
+// The problem of a validated descriptor in plan terms, on a device with
+// `sm_count` SMs of compute capability `compute_capability`.
+GemmShape gemm_shape(const gg_gemm_desc& desc, int sm_count, int compute_capability);
+
+// The Hopper kernel's tiles (kernels/sm90/): 128 rows (two consumer
+// warpgroups of 64), 64-deep k-steps, 128 or 256 columns; each one
+// instantiation. Both rings hold 192 KB of stages, which leaves room for the
+// group table of up to 2048 groups in the 227 KB a CTA may use.
+enum class Sm90Tile { k128x128, k128x256 };
+
+struct Sm90TileConfig {
+  int block_m;
+  int block_n;
+  int block_k;
+  int stages;
+};
+
+constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile) {
+  return tile == Sm90Tile::k128x256 ? Sm90TileConfig{128, 256, 64, 4}
+                                    : Sm90TileConfig{128, 128, 64, 6};
+}
+
+struct Sm90Plan {
+  GemmShape shape;
+  Sm90Tile tile;
+  Sm90TileConfig config;
+  std::string reason;
+
+  // One line for GROUPGEMM_LOG=1.
+  std::string describe() const;
+};
+
+// Outputs wider than 128 columns take the 256-wide tile: one m64n256k16
+// wgmma per k16 step reads each lhs tile once for twice the columns. Up to
+// 128 columns the 128-wide tile computes no columns past n.
+Sm90Plan plan_sm90_gemm(const GemmShape& shape);
 
 }  // namespace gg

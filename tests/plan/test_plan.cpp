@@ -115,3 +115,83 @@ INSTANTIATE_TEST_SUITE_P(Portable, TileConfigs,
 
 }  // namespace
 }  // namespace gg
+
+namespace {
+
+gg::GemmShape hopper_shape(gg_op op, int64_t n) {
+  return gg::GemmShape{op, 4096, n, 7168, 8, GG_DTYPE_BF16, 132, 90};
+}
+
+TEST(Sm90Plan, WideOutputsTakeThe256WideTile) {
+  for (const gg_op op : {GG_OP_RAGGED_M, GG_OP_RAGGED_K}) {
+    const gg::Sm90Plan plan = gg::plan_sm90_gemm(hopper_shape(op, 129));
+    EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x256);
+    EXPECT_EQ(plan.config.block_n, 256);
+    EXPECT_EQ(plan.config.stages, 4);
+  }
+}
+
+TEST(Sm90Plan, NarrowOutputsTakeThe128WideTile) {
+  for (const int64_t n : {8, 24, 128}) {
+    const gg::Sm90Plan plan = gg::plan_sm90_gemm(hopper_shape(GG_OP_RAGGED_M, n));
+    EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128) << "n=" << n;
+    EXPECT_EQ(plan.config.block_n, 128);
+    EXPECT_EQ(plan.config.stages, 6);
+  }
+}
+
+TEST(Sm90Plan, StagesFitBesideTheGroupTable) {
+  // 227 KB per CTA: stages, two mbarriers per stage, 1 KB of alignment slack,
+  // a table of 2048 groups (3 int32 each, plus one) and ~4 KB of static data.
+  for (const gg::Sm90Tile tile : {gg::Sm90Tile::k128x128, gg::Sm90Tile::k128x256}) {
+    const gg::Sm90TileConfig c = gg::sm90_tile_config(tile);
+    const int64_t stage = int64_t{c.block_k} * (c.block_m + c.block_n) * 2;
+    const int64_t total = stage * c.stages + 16 * c.stages + 1024 + (3 * 2048 + 1) * 4 + 4096;
+    EXPECT_LE(total, 227 * 1024) << "tile " << c.block_m << "x" << c.block_n;
+  }
+}
+
+TEST(Sm90Plan, DescribeNamesTileAndReason) {
+  const std::string line = gg::plan_sm90_gemm(hopper_shape(GG_OP_RAGGED_K, 7168)).describe();
+  EXPECT_NE(line.find("sm90 ragged-K"), std::string::npos) << line;
+  EXPECT_NE(line.find("tile 128x256x64, 4 stages"), std::string::npos) << line;
+  EXPECT_NE(line.find("n=7168 > 128"), std::string::npos) << line;
+}
+
+TEST(GemmShapeOf, ReadsExtentsFromEveryLayout) {
+  gg_gemm_desc d{};
+  d.op = GG_OP_RAGGED_M;
+  d.num_groups = 4;
+  d.lhs.dtype = GG_DTYPE_FP16;
+  d.lhs.shape[0] = 1000;
+  d.lhs.shape[1] = 256;
+  d.rhs.shape[0] = 4;
+  d.rhs.shape[1] = 512;  // [G, N, K] read transposed
+  d.rhs.shape[2] = 256;
+  d.rhs_layout = GG_LAYOUT_T;
+  gg::GemmShape s = gg::gemm_shape(d, 132, 90);
+  EXPECT_EQ(s.m, 1000);
+  EXPECT_EQ(s.n, 512);
+  EXPECT_EQ(s.k, 256);
+  EXPECT_EQ(s.input, GG_DTYPE_FP16);
+  d.rhs.shape[1] = 256;  // [G, K, N]
+  d.rhs.shape[2] = 384;
+  d.rhs_layout = GG_LAYOUT_N;
+  EXPECT_EQ(gg::gemm_shape(d, 132, 90).n, 384);
+
+  gg_gemm_desc k{};
+  k.op = GG_OP_RAGGED_K;
+  k.num_groups = 4;
+  k.lhs.shape[0] = 96;  // [P, M]: transposed copy
+  k.lhs.shape[1] = 1000;
+  k.lhs_layout = GG_LAYOUT_T;
+  k.rhs.shape[0] = 1000;  // [M, Q]
+  k.rhs.shape[1] = 40;
+  k.rhs_layout = GG_LAYOUT_N;
+  s = gg::gemm_shape(k, 132, 90);
+  EXPECT_EQ(s.m, 96);
+  EXPECT_EQ(s.n, 40);
+  EXPECT_EQ(s.k, 1000);
+}
+
+}  // namespace

@@ -85,23 +85,6 @@ cudaError_t current_device_facts(DeviceFacts* facts) {
   return cudaSuccess;
 }
 
-// The problem in plan terms (plan.h: GemmShape).
-GemmShape shape_of(const gg_gemm_desc& d, const DeviceFacts& device) {
-  GemmShape shape{
-      d.op, 0, 0, 0, d.num_groups, d.lhs.dtype, device.sm_count, device.compute_capability};
-  if (d.op == GG_OP_RAGGED_M) {
-    shape.m = d.lhs.shape[0];
-    shape.k = d.lhs.shape[1];
-    shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[2] : d.rhs.shape[1];
-  } else {
-    const bool lhs_n = d.lhs_layout == GG_LAYOUT_N;
-    shape.k = lhs_n ? d.lhs.shape[0] : d.lhs.shape[1];
-    shape.m = lhs_n ? d.lhs.shape[1] : d.lhs.shape[0];
-    shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[1] : d.rhs.shape[0];
-  }
-  return shape;
-}
-
 // Row stride of a rank-2 or rank-3 view; the group stride of a rank-3 one.
 int64_t row_stride(const gg_tensor& t) { return t.strides[t.rank - 2]; }
 
@@ -198,7 +181,7 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
   cudaError_t error = current_device_facts(&device);
   if (error != cudaSuccess) return cuda_failure("device query", error);
 
-  const GemmShape shape = shape_of(desc, device);
+  const GemmShape shape = gemm_shape(desc, device.sm_count, device.compute_capability);
   const Plan plan = plan_gemm(shape);
   if (api::log_enabled()) api::log_line(plan.describe());
 

@@ -39,6 +39,7 @@
 
 #include <string>
 
+#include "api/log.h"
 #include "common/groups.h"
 #include "common/workspace.h"
 #include "kernels/device.h"
@@ -47,6 +48,7 @@
 #include "kernels/sm90/sm90_primitives.cuh"
 #include "kernels/sm90/tensor_map.h"
 #include "kernels/sm90/wgmma.h"
+#include "plan/plan.h"
 
 namespace gg::sm90 {
 namespace {
@@ -60,7 +62,11 @@ constexpr int kMaxGroups = 2048;     // group table in shared memory
 
 template <int kBlockN>
 struct Config {
-  static constexpr int kStages = kBlockN == 256 ? 4 : 6;
+  static constexpr Sm90TileConfig kTile =
+      sm90_tile_config(kBlockN == 256 ? Sm90Tile::k128x256 : Sm90Tile::k128x128);
+  static_assert(kTile.block_m == kBlockM && kTile.block_n == kBlockN && kTile.block_k == kBlockK,
+                "the plan's tile is the kernel's tile");
+  static constexpr int kStages = kTile.stages;
   static constexpr int kAStageBytes = kBlockM * kBlockK * 2;
   static constexpr int kBStageBytes = kBlockN * kBlockK * 2;
   static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
@@ -547,6 +553,10 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   p.groups = d.num_groups;
   p.flags = workspace_flags(workspace);
 
+  const Sm90Plan plan =
+      plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
+  if (api::log_enabled()) api::log_line(plan.describe());
+  const int block_n = plan.config.block_n;
   const int64_t m = p.rows_capacity;
   bool a_kmajor;
   bool b_kmajor;
@@ -564,7 +574,6 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     p.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
     p.bias_dtype = d.bias.dtype;
     a_kmajor = true;
-    const int block_n = n > 128 ? 256 : 128;
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
                      kBlockM, &why) &&
          operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? k : n, b_kmajor ? n : k,
@@ -584,7 +593,6 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   p.k_dim = 0;
   p.out_ld = d.out.strides[1];
   p.out_group_stride = p.out_pointer_array ? 0 : d.out.strides[0];
-  const int block_n = qdim > 128 ? 256 : 128;
   ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
                    d.lhs.strides[0], 0, a_kmajor, kBlockM, &why) &&
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
