@@ -5,10 +5,11 @@
 // Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups.
 // Every CTA first builds the group table from the device sizes
 // (group_table.cuh), then takes tiles c, c + grid, ... of BM x BN outputs.
-// Ragged-M numbers its tiles group after group, m-tile after m-tile, with the
-// n-tiles of one m-tile adjacent, so CTAs running together share lhs rows and
-// the group's weights in L2; ragged-K numbers them group after group over the
-// static [P/BM, Q/BN] grid of each group's output.
+// Ragged-M numbers its tiles group after group, and within a group in bands
+// of m-tiles that walk the n-tiles together (tile_order.h), so CTAs running
+// together share the group's weights and lhs rows in L2; ragged-K numbers
+// them group after group over the static [P/BM, Q/BN] grid of each group's
+// output.
 //   - Warpgroup 0 is the producer: one thread issues TMA loads of the A and B
 //     tiles of each 64-deep k-step into a ring of shared-memory stages, each
 //     guarded by a "full" mbarrier (TMA bytes landed) and an "empty" mbarrier
@@ -47,6 +48,7 @@
 #include "kernels/sm90/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
 #include "kernels/sm90/tensor_map.h"
+#include "kernels/sm90/tile_order.h"
 #include "kernels/sm90/wgmma.h"
 #include "plan/plan.h"
 
@@ -132,12 +134,15 @@ struct TileMap {
   __device__ Tile at(int tile) const {
     Tile t;
     if constexpr (kOp == GG_OP_RAGGED_M) {
-      const int m_tile = tile / n_tiles;
-      const int g = find_group(table.tile_prefix, p.groups, m_tile);
+      // Group g owns tiles [tile_prefix[g], tile_prefix[g + 1]) * n_tiles.
+      const int g = find_group(table.tile_prefix, p.groups, tile / n_tiles);
+      const int first_m_tile = table.tile_prefix[g];
+      const TileInGroup in_group = tile_in_group(tile - first_m_tile * n_tiles,
+                                                 table.tile_prefix[g + 1] - first_m_tile, n_tiles);
       t.group = g;
-      t.a_mn = table.start[g] + (m_tile - table.tile_prefix[g]) * kBlockM;
+      t.a_mn = table.start[g] + in_group.m_tile * kBlockM;
       t.rows = min(kBlockM, table.start[g] + table.rows[g] - t.a_mn);
-      t.b_mn = (tile - m_tile * n_tiles) * kBlockN;
+      t.b_mn = in_group.n_tile * kBlockN;
       t.b_group = g;
       t.k0 = 0;
       t.k_steps = (p.k_dim + kBlockK - 1) / kBlockK;
