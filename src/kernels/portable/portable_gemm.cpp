@@ -6,11 +6,11 @@
 // workspace scratch) and the GEMM kernel chosen by the plan. The host reads
 // nothing from the device and allocates nothing, so a run can be captured in
 // a CUDA graph and replayed after the sizes change. The SM count and compute
-// capability come from the CUDA runtime once per device.
+// capability come from gg::query_device, which asks the runtime once per
+// device.
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include <atomic>
 #include <string>
 
 #include "api/error.h"
@@ -18,6 +18,7 @@
 #include "api/names.h"
 #include "common/groups.h"
 #include "common/workspace.h"
+#include "kernels/device.h"
 #include "kernels/paths.h"
 #include "kernels/portable/gemm_params.h"
 #include "kernels/portable/launch.h"
@@ -46,43 +47,6 @@ bool reject(std::string* why_not, const std::string& reason) {
 
 gg_status cuda_failure(const char* what, cudaError_t error) {
   return api::fail(GG_STATUS_CUDA_ERROR, "portable path: %s: %s", what, cudaGetErrorString(error));
-}
-
-struct DeviceFacts {
-  int sm_count = 0;
-  int compute_capability = 0;
-};
-
-// The current device's facts, asked of the runtime once per device.
-cudaError_t current_device_facts(DeviceFacts* facts) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> sm_counts[kMaxDevices];
-  static std::atomic<int> capabilities[kMaxDevices];
-  int device = 0;
-  cudaError_t error = cudaGetDevice(&device);
-  if (error != cudaSuccess) return error;
-  const bool cached = device < kMaxDevices;
-  if (cached && sm_counts[device].load(std::memory_order_relaxed) > 0) {
-    facts->sm_count = sm_counts[device].load(std::memory_order_relaxed);
-    facts->compute_capability = capabilities[device].load(std::memory_order_relaxed);
-    return cudaSuccess;
-  }
-  int major = 0;
-  int minor = 0;
-  error = cudaDeviceGetAttribute(&facts->sm_count, cudaDevAttrMultiProcessorCount, device);
-  if (error == cudaSuccess) {
-    error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  }
-  if (error == cudaSuccess) {
-    error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-  }
-  if (error != cudaSuccess) return error;
-  facts->compute_capability = major * 10 + minor;
-  if (cached) {
-    capabilities[device].store(facts->compute_capability, std::memory_order_relaxed);
-    sm_counts[device].store(facts->sm_count, std::memory_order_relaxed);
-  }
-  return cudaSuccess;
 }
 
 // Row stride of a rank-2 or rank-3 view; the group stride of a rank-3 one.
@@ -177,9 +141,11 @@ size_t portable_gemm_scratch_bytes(const gg_gemm_desc& desc) {
 // workspace's size and alignment, and that the device is sm_80 or newer.
 gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
                             cudaStream_t stream) {
-  DeviceFacts device;
-  cudaError_t error = current_device_facts(&device);
-  if (error != cudaSuccess) return cuda_failure("device query", error);
+  DeviceInfo device;
+  std::string why_not;
+  if (!query_device(-1, &device, &why_not)) {
+    return api::fail(GG_STATUS_NO_DEVICE, "portable path: %s", why_not.c_str());
+  }
 
   const GemmShape shape = gemm_shape(desc, device.sm_count, device.compute_capability);
   const Plan plan = plan_gemm(shape);
@@ -203,7 +169,7 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
   // ragged-M rhs [G, N, K] (T) and ragged-K rhs [Q, M] (T) are depth-contiguous.
   const Major rhs = desc.rhs_layout == GG_LAYOUT_T ? Major::kDepth : Major::kOuter;
 
-  error = portable::launch_group_metadata(metadata, stream);
+  cudaError_t error = portable::launch_group_metadata(metadata, stream);
   if (error != cudaSuccess) return cuda_failure("metadata kernel launch", error);
   const auto launch =
       desc.lhs.dtype == GG_DTYPE_BF16 ? portable::launch_gemm_bf16 : portable::launch_gemm_fp16;
