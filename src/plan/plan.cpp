@@ -58,10 +58,18 @@ GemmShape gemm_shape(const gg_gemm_desc& d, int sm_count, int compute_capability
 }
 
 Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
-  const bool wide = shape.n > 128;
-  const Sm90Tile tile = wide ? Sm90Tile::k128x256 : Sm90Tile::k128x128;
-  return Sm90Plan{shape, tile, sm90_tile_config(tile),
-                  "n=" + std::to_string(shape.n) + (wide ? " > 128" : " <= 128")};
+  const Sm90TileConfig wide_tile = sm90_tile_config(Sm90Tile::k128x256);
+  std::string reason = "n=" + std::to_string(shape.n) + " <= 128";
+  Sm90Tile tile = Sm90Tile::k128x128;
+  if (shape.n > 128) {
+    if (sm90_smem_bytes(wide_tile, shape.groups) <= kSm90SmemLimit) {
+      tile = Sm90Tile::k128x256;
+      reason = "n=" + std::to_string(shape.n) + " > 128";
+    } else {
+      reason = "G=" + std::to_string(shape.groups) + " too many for the 256-wide tile";
+    }
+  }
+  return Sm90Plan{shape, tile, sm90_tile_config(tile), reason};
 }
 
 std::string Sm90Plan::describe() const {

@@ -78,8 +78,9 @@ GemmShape gemm_shape(const gg_gemm_desc& desc, int sm_count, int compute_capabil
 
 // The Hopper kernel's tiles (kernels/sm90/): 128 rows (two consumer
 // warpgroups of 64), 64-deep k-steps, 128 or 256 columns; each one
-// instantiation. Both rings hold 192 KB of stages, which leaves room for the
-// group table of up to 2048 groups in the 227 KB a CTA may use.
+// instantiation. Shared memory holds the ring of stages, a staging buffer
+// for the TMA-store epilogue (the tile in 16-bit elements; fp32 outputs go
+// out in two halves) and the group table, within the 227 KB a CTA may use.
 enum class Sm90Tile { k128x128, k128x256 };
 
 struct Sm90TileConfig {
@@ -90,9 +91,31 @@ struct Sm90TileConfig {
 };
 
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile) {
-  return tile == Sm90Tile::k128x256 ? Sm90TileConfig{128, 256, 64, 4}
-                                    : Sm90TileConfig{128, 128, 64, 6};
+  return tile == Sm90Tile::k128x256 ? Sm90TileConfig{128, 256, 64, 3}
+                                    : Sm90TileConfig{128, 128, 64, 5};
 }
+
+constexpr int64_t sm90_stage_bytes(const Sm90TileConfig& c) {
+  return int64_t{c.block_m + c.block_n} * c.block_k * 2;
+}
+constexpr int64_t sm90_staging_bytes(const Sm90TileConfig& c) {
+  return int64_t{c.block_m} * c.block_n * 2;
+}
+
+// Dynamic shared memory of one CTA: 1 KB of alignment slack, the stages, the
+// staging buffer, a full and an empty mbarrier per stage, and the group
+// table (three int32 per group, plus one).
+constexpr int64_t sm90_smem_bytes(const Sm90TileConfig& c, int64_t groups) {
+  return 1024 + c.stages * sm90_stage_bytes(c) + sm90_staging_bytes(c) + 16 * c.stages +
+         (3 * groups + 1) * 4;
+}
+
+// Dynamic shared memory a CTA may take on sm_90 (227 KB), less 2 KB for the
+// kernel's static shared memory (the group-table scan's scratch, 1.2 KB).
+constexpr int64_t kSm90SmemLimit = 227 * 1024 - 2048;
+
+// Most groups the Hopper kernel takes: the table of the 128-wide tile fits.
+constexpr int64_t kSm90MaxGroups = 2048;
 
 struct Sm90Plan {
   GemmShape shape;
@@ -106,7 +129,8 @@ struct Sm90Plan {
 
 // Outputs wider than 128 columns take the 256-wide tile: one m64n256k16
 // wgmma per k16 step reads each lhs tile once for twice the columns. Up to
-// 128 columns the 128-wide tile computes no columns past n.
+// 128 columns, or with more groups than its shared memory holds, the
+// 128-wide tile.
 Sm90Plan plan_sm90_gemm(const GemmShape& shape);
 
 }  // namespace gg

@@ -40,7 +40,8 @@ template <int kThreads>
 __device__ uint32_t build_group_table(GroupTable table, const void* sizes, const void* offsets,
                                       gg_index_type type, int groups, int64_t rows_capacity,
                                       int block_m) {
-  using Scan = cub::BlockScan<int64_t, kThreads>;
+  // Warp scans: their scratch is a few words per warp, not one per thread.
+  using Scan = cub::BlockScan<int64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;
   __shared__ typename Scan::TempStorage scan_storage;
   __shared__ uint32_t flags_shared;
   if (threadIdx.x == 0) {

@@ -19,9 +19,11 @@
 //     Out-of-bounds elements read as zero (TMA), so K and N tails need no code.
 //   - Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and runs
 //     wgmma m64nBNk16, keeping one wgmma group in flight while releasing the
-//     stage of the one before. The epilogue applies alpha, beta and bias in
-//     fp32 and stores straight from registers, masked to the tile's valid rows
-//     and columns, so no write ever leaves a group or the output.
+//     stage of the one before. The epilogue (epilogue.cuh) applies alpha,
+//     beta and bias in fp32 and leaves through TMA stores from a staging
+//     buffer, draining while the warpgroup starts its next tile; a block that
+//     ends inside its group uses masked stores from registers, so no write
+//     ever leaves a group or the output.
 //   - Ragged-M reads lhs rows of the next group inside its last tile; they
 //     only feed output rows that are never stored. Ragged-K contracts over a
 //     group's tokens, so the tokens of the next group inside the last k-step
@@ -31,6 +33,8 @@
 //     group's k-steps begin at its first token rounded down to 8, and the
 //     tokens before the group in the first step are zeroed the same way.
 //     Group starts need no alignment.
+// Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
+// per consumer), the mbarriers, the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232.
 #include <cuda.h>
 #include <cuda/ptx>
@@ -45,6 +49,7 @@
 #include "common/workspace.h"
 #include "kernels/device.h"
 #include "kernels/paths.h"
+#include "kernels/sm90/epilogue.cuh"
 #include "kernels/sm90/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
 #include "kernels/sm90/tensor_map.h"
@@ -60,7 +65,6 @@ constexpr int kBlockK = 64;
 constexpr int kThreads = 384;
 constexpr int kConsumerThreads = 256;
 constexpr int kBoxBytes = 64 * 128;  // one 64 x 64 16-bit TMA box
-constexpr int kMaxGroups = 2048;     // group table in shared memory
 
 template <int kBlockN>
 struct Config {
@@ -73,34 +77,25 @@ struct Config {
   static constexpr int kBStageBytes = kBlockN * kBlockK * 2;
   static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
   static constexpr int kAccumulators = kBlockN / 2;
-  // 1024-aligned stages, then a full and an empty mbarrier per stage, then
-  // the group table.
-  static constexpr size_t kBarrierOffset = size_t(kStages) * kStageBytes;
+  static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
+  static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
+  static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
   static constexpr size_t kTableOffset = kBarrierOffset + 2 * kStages * sizeof(uint64_t);
-  static size_t smem_bytes(int groups) { return 1024 + kTableOffset + group_table_bytes(groups); }
+  static_assert(kStagingOffset % 1024 == 0 && kStagingBytes % 1024 == 0,
+                "TMA 128-byte swizzled boxes start 1024-byte aligned");
+  static size_t smem_bytes(int groups) { return sm90_smem_bytes(kTile, groups); }
+  static_assert(kTableOffset + 1024 == sm90_smem_bytes(kTile, 0) - 4, "plan.h's layout");
 };
 
 struct Params {
   CUtensorMap a_map;  // 3-D: {inner, outer, group}
   CUtensorMap b_map;
-  void* out;          // [M, N]; [G, P, Q]; or (ragged-K) device array of G pointers
-  int64_t out_ld;
-  int64_t out_group_stride;
-  bool out_pointer_array;
-  gg_dtype out_dtype;
-  const void* bias;   // ragged-M [G, N] or null
-  int64_t bias_ld;
-  gg_dtype bias_dtype;
-  float alpha;
-  float beta;
-  const float* alpha_per_group;
-  const float* beta_per_group;
+  OutputParams out;
   const void* sizes;
   const void* offsets;
   gg_index_type index_type;
   int64_t rows_capacity;  // M of the ragged operands
   int out_rows;           // ragged-K: P (ragged-M rows come from the group table)
-  int out_cols;           // N or Q
   int k_dim;              // ragged-M: K (ragged-K contracts over group sizes)
   int groups;
   uint32_t* flags;
@@ -224,133 +219,15 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
-// v[e] += scale * x[e] for the eight adjacent values x of a bf16, fp16 or
-// fp32 matrix at element i: i is a multiple of 8 and rows are 16-byte
-// aligned, so these are 16-byte loads, each folded in as it arrives.
-__device__ __forceinline__ void add8(float (&v)[8], const void* base, gg_dtype type, int64_t i,
-                                     float scale) {
-  if (type == GG_DTYPE_FP32) {
-    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(base) + i);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float4 x = p[h];
-      v[4 * h] += scale * x.x;
-      v[4 * h + 1] += scale * x.y;
-      v[4 * h + 2] += scale * x.z;
-      v[4 * h + 3] += scale * x.w;
-    }
-    return;
-  }
-  const uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(base) + i);
-  const uint32_t words[4] = {bits.x, bits.y, bits.z, bits.w};
-#pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    const float2 x = type == GG_DTYPE_BF16
-                         ? __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&words[w]))
-                         : __half22float2(*reinterpret_cast<const __half2*>(&words[w]));
-    v[2 * w] += scale * x.x;
-    v[2 * w + 1] += scale * x.y;
-  }
-}
-
-__device__ __forceinline__ void store8(void* base, gg_dtype type, int64_t i, const float (&v)[8]) {
-  if (type == GG_DTYPE_FP32) {
-    float4* p = reinterpret_cast<float4*>(static_cast<float*>(base) + i);
-    p[0] = make_float4(v[0], v[1], v[2], v[3]);
-    p[1] = make_float4(v[4], v[5], v[6], v[7]);
-    return;
-  }
-  uint32_t words[4];
-#pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    if (type == GG_DTYPE_BF16) {
-      const __nv_bfloat162 pair = __floats2bfloat162_rn(v[2 * w], v[2 * w + 1]);
-      words[w] = *reinterpret_cast<const uint32_t*>(&pair);
-    } else {
-      const __half2 pair = __floats2half2_rn(v[2 * w], v[2 * w + 1]);
-      words[w] = *reinterpret_cast<const uint32_t*>(&pair);
-    }
-  }
-  *reinterpret_cast<uint4*>(static_cast<uint16_t*>(base) + i) =
-      make_uint4(words[0], words[1], words[2], words[3]);
-}
-
-__device__ __forceinline__ int64_t dtype_bytes(gg_dtype type) { return type == GG_DTYPE_FP32 ? 4 : 2; }
-
-// The pair element e this lane holds for block `block` (0..3) of a quad group,
-// chosen without indexing registers by a run-time value.
-__device__ __forceinline__ float pick(const float (&pairs)[4][2], int block, int e) {
-  return block == 0 ? pairs[0][e] : block == 1 ? pairs[1][e] : block == 2 ? pairs[2][e] : pairs[3][e];
-}
-
-// Epilogue. Accumulator i of a thread is row warp*16 + lane/4 + 8*((i/2)%2),
-// column 8*(i/4) + 2*(lane%4) + i%2 of the consumer's 64 x BN block: the four
-// lanes of a quad share a row and each holds 2 of every 8 columns. A 4 x 4
-// exchange inside the quad gives each lane 8 adjacent columns, so every store
-// is 16 bytes (32 for fp32) and a warp's stores fill whole 32-byte sectors.
-// alpha, beta and bias are applied in fp32, in that order, then one rounding.
-template <gg_op kOp, int kBlockN, int kAccumulators>
-__device__ __forceinline__ void store_tile(const Params& p, const Tile& t, int consumer, int thread,
-                                           const float (&acc)[kAccumulators]) {
-  const float alpha = p.alpha_per_group ? p.alpha_per_group[t.group] : p.alpha;
-  const float beta = p.beta_per_group ? p.beta_per_group[t.group] : p.beta;
-  void* out = p.out;
-  if constexpr (kOp == GG_OP_RAGGED_K) {
-    out = p.out_pointer_array
-              ? static_cast<void* const*>(p.out)[t.group]
-              : static_cast<char*>(p.out) + t.group * p.out_group_stride * dtype_bytes(p.out_dtype);
-  }
-  const int warp = thread / 32;
-  const int lane = thread % 32;
-  const int quad_lane = lane % 4;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int row_in_tile = consumer * 64 + warp * 16 + lane / 4 + 8 * half;
-    const int64_t row = t.a_mn + row_in_tile;
-#pragma unroll
-    for (int group = 0; group < kBlockN / 32; ++group) {
-      float pairs[4][2];
-#pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        pairs[b][0] = acc[(group * 4 + b) * 4 + half * 2];
-        pairs[b][1] = acc[(group * 4 + b) * 4 + half * 2 + 1];
-      }
-      // Round r: send the pair of block (quad_lane ^ r) to lane quad_lane ^ r,
-      // receive from it the pair of block quad_lane, its columns 2*(quad_lane ^ r).
-      float v[8];
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int partner = quad_lane ^ r;
-        const float got0 = __shfl_xor_sync(0xffffffffu, pick(pairs, partner, 0), r);
-        const float got1 = __shfl_xor_sync(0xffffffffu, pick(pairs, partner, 1), r);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          if (c == partner) {
-            v[2 * c] = got0;
-            v[2 * c + 1] = got1;
-          }
-        }
-      }
-      const int col = t.b_mn + 8 * (group * 4 + quad_lane);
-      if (row_in_tile >= t.rows || col >= p.out_cols) continue;
-#pragma unroll
-      for (int e = 0; e < 8; ++e) v[e] *= alpha;
-      const int64_t index = row * p.out_ld + col;
-      if (beta != 0.0f) add8(v, out, p.out_dtype, index, beta);
-      if (kOp == GG_OP_RAGGED_M && p.bias != nullptr) {
-        add8(v, p.bias, p.bias_dtype, int64_t(t.group) * p.bias_ld + col, 1.0f);
-      }
-      store8(out, p.out_dtype, index, v);
-    }
-  }
-}
-
 template <gg_op kOp, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Cfg = Config<kBlockN>;
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // 1024-byte aligned by an offset from the array, not through an integer
+  // cast, so the compiler still knows these are shared-memory addresses (and
+  // uses shared-memory loads and stores rather than generic ones).
+  const uint32_t raw_address = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  uint8_t* smem = smem_raw + ((1024 - raw_address % 1024) % 1024);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kBarrierOffset);
   uint64_t* empty = full + Cfg::kStages;
   const GroupTable table = group_table_at(smem + Cfg::kTableOffset, p.groups);
@@ -367,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
   __syncthreads();
 
-  const TileMap<kOp, kBlockN> tiles{p, table, (p.out_cols + kBlockN - 1) / kBlockN};
+  const TileMap<kOp, kBlockN> tiles{p, table, (p.out.cols + kBlockN - 1) / kBlockN};
   const int tile_count = tiles.count();
 
   if (threadIdx.x < 128) {
@@ -448,8 +325,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 #pragma unroll
         for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
       }
-      store_tile<kOp, kBlockN>(p, t, consumer, thread, acc);
+      store_block<kOp == GG_OP_RAGGED_K, kBlockN>(
+          p.out, t.group, t.a_mn + consumer * 64, min(64, t.rows - consumer * 64), t.b_mn, thread,
+          2 + consumer, smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
     }
+    drain_stores(thread);
   }
 }
 
@@ -468,6 +348,34 @@ bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inne
   const CUtensorMapDataType dtype =
       type == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
+}
+
+// The output's TMA-store map: 3-D {cols, rows, groups}, boxes of 128 bytes x
+// 64 rows. Without one the epilogue copies blocks out itself: per-expert
+// pointers, and rows TMA cannot address exactly (a TMA store clips the
+// row's end only to 16 bytes: it would write into the padding after a row
+// of, say, 100 bf16 values).
+void output_map(OutputParams* o, int64_t rows, int64_t groups) {
+  const int64_t bytes = o->dtype == GG_DTYPE_FP32 ? 4 : 2;
+  const bool addressable = !o->pointer_array && reinterpret_cast<uintptr_t>(o->data) % 16 == 0 &&
+                           (o->ld * bytes) % 16 == 0 && (o->cols * bytes) % 16 == 0 &&
+                           (groups == 1 || (o->group_stride * bytes) % 16 == 0);
+  o->bulk = false;
+  if (!addressable) return;
+  const uint64_t dims[3] = {uint64_t(o->cols), uint64_t(rows), uint64_t(groups)};
+  const uint64_t strides[2] = {uint64_t(o->ld * bytes),
+                               uint64_t((groups > 1 ? o->group_stride : o->ld * rows) * bytes)};
+  const uint32_t box[3] = {uint32_t(128 / bytes), 64, 1};
+  const CUtensorMapDataType type = o->dtype == GG_DTYPE_FP32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : o->dtype == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  std::string why_not;
+  o->bulk = encode_tile_map(&o->map, type, 3, o->data, dims, strides, box, &why_not);
+}
+
+void log_choice(const Sm90Plan& plan, const OutputParams& o) {
+  if (!api::log_enabled()) return;
+  api::log_line(plan.describe() + (o.bulk ? ", TMA-store epilogue" : ", direct-store epilogue"));
 }
 
 template <gg_op kOp, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
@@ -521,7 +429,7 @@ bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
     *why_not = "sm90 path: per-expert rhs pointers are not supported yet";
     return false;
   }
-  if (d.num_groups > sm90::kMaxGroups) {
+  if (d.num_groups > kSm90MaxGroups) {
     *why_not = "sm90 path: at most 2048 groups";
     return false;
   }
@@ -543,13 +451,13 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   if (!query_device(-1, &info, &why)) return GG_STATUS_NO_DEVICE;
 
   Params p{};
-  p.out = d.out.data;
-  p.out_dtype = d.out.dtype;
-  p.out_pointer_array = (d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0;
-  p.alpha = d.alpha.value;
-  p.beta = d.beta.value;
-  p.alpha_per_group = d.alpha.per_group;
-  p.beta_per_group = d.beta.per_group;
+  p.out.data = d.out.data;
+  p.out.dtype = d.out.dtype;
+  p.out.pointer_array = (d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0;
+  p.out.alpha = d.alpha.value;
+  p.out.beta = d.beta.value;
+  p.out.alpha_per_group = d.alpha.per_group;
+  p.out.beta_per_group = d.beta.per_group;
   p.sizes = d.group_sizes.sizes;
   p.offsets = d.group_sizes.offsets;
   p.index_type = d.group_sizes.type;
@@ -560,7 +468,6 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
 
   const Sm90Plan plan =
       plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
-  if (api::log_enabled()) api::log_line(plan.describe());
   const int block_n = plan.config.block_n;
   const int64_t m = p.rows_capacity;
   bool a_kmajor;
@@ -572,12 +479,14 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     b_kmajor = d.rhs_layout == GG_LAYOUT_T;
     const int64_t n = b_kmajor ? d.rhs.shape[1] : d.rhs.shape[2];
     p.out_rows = 0;
-    p.out_cols = int(n);
     p.k_dim = int(k);
-    p.out_ld = d.out.strides[0];
-    p.bias = d.bias.data;
-    p.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
-    p.bias_dtype = d.bias.dtype;
+    p.out.cols = int(n);
+    p.out.ld = d.out.strides[0];
+    p.out.bias = d.bias.data;
+    p.out.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
+    p.out.bias_dtype = d.bias.dtype;
+    output_map(&p.out, d.out.shape[0], 1);
+    log_choice(plan, p.out);
     a_kmajor = true;
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
                      kBlockM, &why) &&
@@ -594,10 +503,12 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   const int64_t pdim = a_kmajor ? d.lhs.shape[0] : d.lhs.shape[1];
   const int64_t qdim = b_kmajor ? d.rhs.shape[0] : d.rhs.shape[1];
   p.out_rows = int(pdim);
-  p.out_cols = int(qdim);
   p.k_dim = 0;
-  p.out_ld = d.out.strides[1];
-  p.out_group_stride = p.out_pointer_array ? 0 : d.out.strides[0];
+  p.out.cols = int(qdim);
+  p.out.ld = d.out.strides[1];
+  p.out.group_stride = p.out.pointer_array ? 0 : d.out.strides[0];
+  output_map(&p.out, pdim, d.num_groups);
+  log_choice(plan, p.out);
   ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
                    d.lhs.strides[0], 0, a_kmajor, kBlockM, &why) &&
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,

@@ -76,6 +76,11 @@ __device__ __forceinline__ void sync_consumers() {
   asm volatile("bar.sync 1, 256;\n" ::: "memory");
 }
 
+// Named barrier `id` (2 or 3: one per consumer) among one warpgroup's 128 threads.
+__device__ __forceinline__ void sync_warpgroup(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
 __device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity) {
   while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
   }
