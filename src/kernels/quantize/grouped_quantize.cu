@@ -440,7 +440,9 @@ __global__ void __launch_bounds__(kThreads)
 
     // This CTA's tiles of the chunk.
     const int count = static_cast<int>(min64(kThreads, p.groups - base));
-    const int64_t chunk_end = tiles_before + tiles_total;
+    // The quantize pass has no tile to write when only amax was asked for.
+    const bool writes = p.rowwise.data != nullptr || p.columnwise.data != nullptr;
+    const int64_t chunk_end = tiles_before + (kPass == Pass::kAmax || writes ? tiles_total : 0);
     int64_t first = tiles_before + (static_cast<int64_t>(blockIdx.x) - tiles_before % gridDim.x +
                                     gridDim.x) % gridDim.x;
     for (int64_t index = first; index < chunk_end; index += gridDim.x) {
