@@ -8,19 +8,22 @@
 # error, a test fails, or no test ran at all (nothing was checked).
 #   scripts/sanitize.sh <build-dir>
 # GG_SANITIZE_FILTER overrides the gtest filter, GG_SANITIZE_TOOLS the tools.
-# Full logs go to <build-dir>/sanitize-logs/<tool>.log.
+# Both GPU suites (GEMM and quantize) run. Full logs go to
+# <build-dir>/sanitize-logs/<suite>-<tool>.log.
 set -uo pipefail
 
 build=${1:?usage: scripts/sanitize.sh <build-dir>}
-binary=$build/tests/gpu/gg_gpu_gemm_tests
+binaries="$build/tests/gpu/gg_gpu_gemm_tests $build/tests/gpu/gg_gpu_quantize_tests"
 filter=${GG_SANITIZE_FILTER:-*Small*}
 tools=${GG_SANITIZE_TOOLS:-memcheck racecheck synccheck}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
-if [ ! -x "$binary" ]; then
-  echo "sanitize: $binary not found; build the gg_gpu_gemm_tests target first" >&2
-  exit 2
-fi
+for binary in $binaries; do
+  if [ ! -x "$binary" ]; then
+    echo "sanitize: $binary not found; build the GPU test targets first" >&2
+    exit 2
+  fi
+done
 if [ ! -x "$sanitizer" ]; then
   echo "sanitize: compute-sanitizer not found (on PATH or in /usr/local/cuda/bin)" >&2
   exit 2
@@ -33,8 +36,9 @@ count() {  # count <log> <PASSED|FAILED|SKIPPED>: gtest's final tally, 0 if abse
 }
 
 failed_tools=0
+for binary in $binaries; do
 for tool in $tools; do
-  log=$logs/$tool.log
+  log=$logs/$(basename "$binary")-$tool.log
   options=(--tool "$tool" --error-exitcode 99)
   [ "$tool" = memcheck ] && options+=(--leak-check full)
   start=$SECONDS
@@ -53,7 +57,7 @@ for tool in $tools; do
   else
     verdict="FAIL(rc=$rc)"
   fi
-  printf '%-10s %-24s %s; tests: %s passed, %s failed, %s skipped; %ss\n' "$tool" "$verdict" \
+  printf '%-22s %-10s %-24s %s; tests: %s passed, %s failed, %s skipped; %ss\n' "$(basename "$binary")" "$tool" "$verdict" \
     "${summary:-no sanitizer summary}" "$passed" "$failed" "$skipped" "$((SECONDS - start))"
   if [ "$verdict" != PASS ]; then
     failed_tools=$((failed_tools + 1))
@@ -61,5 +65,6 @@ for tool in $tools; do
     grep -E "^========= |^\[  FAILED  \] [^0-9]|no CUDA device" "$log" |
       sed -E 's/ \([0-9]+ ms\)$//' | awk '!seen[$0]++' | head -20 | sed 's/^/    /'
   fi
+done
 done
 exit $((failed_tools > 0))

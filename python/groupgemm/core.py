@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
 from . import _capi
-from ._capi import DeviceFlag, DType, IndexType, Layout, Op, Path
+from ._capi import BlockScaling, DeviceFlag, DType, IndexType, Layout, Op, Path, ScaleExtent
 
 
 @dataclass(frozen=True)
@@ -342,19 +342,159 @@ def ragged_k(
     return desc
 
 
+# ---- grouped quantize -------------------------------------------------------
+
+# Output formats by name: (element, block scaling, fp32 scale extent).
+QUANTIZE_FORMATS = {
+    "fp8_e4m3_tensor": (DType.E4M3, BlockScaling.NONE, ScaleExtent.TENSOR),
+    "fp8_e4m3_group": (DType.E4M3, BlockScaling.NONE, ScaleExtent.GROUP),
+    "fp8_e5m2_tensor": (DType.E5M2, BlockScaling.NONE, ScaleExtent.TENSOR),
+    "fp8_e5m2_group": (DType.E5M2, BlockScaling.NONE, ScaleExtent.GROUP),
+    "fp8_e4m3_1x128": (DType.E4M3, BlockScaling._1X128, ScaleExtent.NONE),
+    "fp8_e5m2_1x128": (DType.E5M2, BlockScaling._1X128, ScaleExtent.NONE),
+    "fp8_e4m3_128x128": (DType.E4M3, BlockScaling._128X128, ScaleExtent.NONE),
+    "fp8_e5m2_128x128": (DType.E5M2, BlockScaling._128X128, ScaleExtent.NONE),
+    "mxfp8_e4m3": (DType.E4M3, BlockScaling.MX32, ScaleExtent.NONE),
+    "mxfp8_e5m2": (DType.E5M2, BlockScaling.MX32, ScaleExtent.NONE),
+    "nvfp4_tensor": (DType.E2M1, BlockScaling.NV16, ScaleExtent.TENSOR),
+    "nvfp4_group": (DType.E2M1, BlockScaling.NV16, ScaleExtent.GROUP),
+}
+
+_BLOCK_ELEMENTS = {
+    BlockScaling.MX32: 32,
+    BlockScaling.NV16: 16,
+    BlockScaling._1X128: 128,
+    BlockScaling._128X128: 128,
+}
+
+
+def quantize_format(name: str) -> Tuple[DType, BlockScaling, ScaleExtent]:
+    if name not in QUANTIZE_FORMATS:
+        raise ValueError(
+            "unknown quantize format %r; one of %s" % (name, ", ".join(sorted(QUANTIZE_FORMATS)))
+        )
+    return QUANTIZE_FORMATS[name]
+
+
+@dataclass(frozen=True)
+class QuantizeShapes:
+    """Shapes (in elements) of one quantized output: data, block scales (None
+    without), fp32 scale (None without)."""
+
+    data: Tuple[int, ...]
+    block_scales: Optional[Tuple[int, ...]]
+    scale: Optional[Tuple[int, ...]]
+
+
+def quantize_shapes(
+    fmt: str, input_shape: Tuple[int, ...], groups: int, columnwise: bool
+) -> QuantizeShapes:
+    """Output shapes for an input [M, K] (ragged, `groups` groups) or
+    [G, N, K] (stacked): the rules of gg_block_scale_shape."""
+    dtype, scaling, extent = quantize_format(fmt)
+    stacked = len(input_shape) == 3
+    tokens, k = input_shape[-2], input_shape[-1]
+    rows, cols = (k, tokens) if columnwise else (tokens, k)
+    lead = (input_shape[0],) if stacked else ()
+    block_scales = None
+    if scaling != BlockScaling.NONE:
+        bs = _BLOCK_ELEMENTS[scaling]
+        if scaling == BlockScaling._128X128:
+            if not stacked:
+                raise ValueError("%s is for stacked [G, N, K] weights only" % fmt)
+            block_scales = lead + (-(-rows // bs), -(-cols // bs))
+        elif columnwise and not stacked:
+            block_scales = (rows, cols // bs + min(groups, cols))
+        else:
+            block_scales = lead + (rows, -(-cols // bs))
+    scale = None
+    if extent == ScaleExtent.TENSOR:
+        scale = (1,)
+    elif extent == ScaleExtent.GROUP:
+        scale = (groups,)
+    return QuantizeShapes(lead + (rows, cols), block_scales, scale)
+
+
+@dataclass(frozen=True)
+class QuantizedOutput:
+    """Addresses of one requested output (data, block scales, fp32 scale: 0 for none)."""
+
+    fmt: str
+    data: int
+    block_scales: int
+    scale: int
+
+
+def grouped_quantize(
+    x: Operand,
+    group_sizes: Optional[Operand],
+    rowwise: Optional[QuantizedOutput],
+    columnwise: Optional[QuantizedOutput],
+    amax: int = 0,
+    *,
+    path: Optional[Path] = None,
+) -> _capi.QuantizeDesc:
+    """The gg_quantize_desc of a grouped quantize of x ([M, K] ragged by
+    group_sizes, or [G, N, K] stacked when group_sizes is None). Outputs are
+    packed (e2m1: two elements per byte); the library validates the rest."""
+    _require_float(x)
+    _require_inner_contiguous(x)
+    stacked = group_sizes is None
+    _require_rank(x, 3 if stacked else 2, "[G, N, K]" if stacked else "[M, K]")
+    groups = x.shape[0] if stacked else _check_group_sizes(group_sizes, x.device)
+    desc = _capi.QuantizeDesc()
+    desc.num_groups = groups
+    if not stacked:
+        desc.group_sizes.sizes = group_sizes.data or None
+        desc.group_sizes.offsets = None
+        desc.group_sizes.type = int(group_sizes.dtype)
+    _fill(desc.input, x)
+    for target, output, columnwise_output in (
+        (desc.rowwise, rowwise, False),
+        (desc.columnwise, columnwise, True),
+    ):
+        if output is None:
+            continue
+        dtype, scaling, extent = quantize_format(output.fmt)
+        shape = quantize_shapes(output.fmt, x.shape, groups, columnwise_output).data
+        target.data = output.data or None
+        target.dtype = int(dtype)
+        target.rank = len(shape)
+        stride = 1
+        for i in reversed(range(len(shape))):
+            target.shape[i] = shape[i]
+            target.strides[i] = stride
+            stride *= shape[i]
+        target.block_scaling = int(scaling)
+        target.block_scales = output.block_scales or None
+        target.scale_extent = int(extent)
+        target.scale = ctypes.cast(output.scale, ctypes.POINTER(ctypes.c_float)) if output.scale else None
+    desc.amax = ctypes.cast(amax, ctypes.POINTER(ctypes.c_float)) if amax else None
+    desc.path = path_for(x.device) if path is None else path
+    return desc
+
+
 # ---- calls ------------------------------------------------------------------
 
+Desc = Union[_capi.GemmDesc, _capi.QuantizeDesc]
 
-def workspace_size(desc: _capi.GemmDesc) -> int:
+
+def workspace_size(desc: Desc) -> int:
     """Bytes of workspace the launch needs (the library validates the descriptor)."""
     size = ctypes.c_size_t(0)
-    _capi.call("gg_grouped_gemm_workspace_size", desc, ctypes.byref(size))
+    name = (
+        "gg_grouped_quantize_workspace_size"
+        if isinstance(desc, _capi.QuantizeDesc)
+        else "gg_grouped_gemm_workspace_size"
+    )
+    _capi.call(name, desc, ctypes.byref(size))
     return size.value
 
 
-def launch(desc: _capi.GemmDesc, workspace: int, workspace_bytes: int, stream: int = 0) -> None:
-    """Runs the product on `stream` (a cudaStream_t address; 0: the default stream)."""
-    _capi.call("gg_grouped_gemm", desc, workspace or None, workspace_bytes, stream or None)
+def launch(desc: Desc, workspace: int, workspace_bytes: int, stream: int = 0) -> None:
+    """Runs the product (or quantize) on `stream` (a cudaStream_t address; 0: the default stream)."""
+    name = "gg_grouped_quantize" if isinstance(desc, _capi.QuantizeDesc) else "gg_grouped_gemm"
+    _capi.call(name, desc, workspace or None, workspace_bytes, stream or None)
 
 
 def check(workspace: int, path: Path, stream: int = 0) -> DeviceFlag:

@@ -7,8 +7,9 @@
 // workspace bytes), run. The host reads device memory in one place only:
 // gg_check, which copies the flags word back and clears it.
 //
-// Grouped quantize runs on the reference only for now; a GPU path asked for
-// it gets GG_STATUS_NOT_SUPPORTED, saying so.
+// Grouped quantize goes through the same steps; every GPU path (and auto)
+// runs the one quantize kernel (kernels/quantize/), so choosing among the GPU
+// rows of the GEMM path table only decides whether the device can run it.
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@
 #include "common/groups.h"
 #include "common/workspace.h"
 #include "formats/block_quant.h"
+#include "kernels/paths.h"
 #include "groupgemm/groupgemm.h"
 #include "reference/reference.h"
 
@@ -106,26 +108,72 @@ gg_status run_gemm(const gg_gemm_desc* desc, void* workspace, size_t workspace_b
   return ran(path.run(call.desc, workspace, workspace_bytes, stream), path.name);
 }
 
-// The reference is the one quantize path so far.
-gg_status prepare_quantize(const gg_quantize_desc* desc, gg_quantize_desc* normalized) {
-  GG_RETURN_IF_ERROR(validate_quantize(desc, normalized));
-  if (normalized->path != GG_PATH_REFERENCE) {
-    return fail(GG_STATUS_NOT_SUPPORTED,
-                "grouped_quantize: no GPU path implements %s yet (desc->path is %s); "
-                "GG_PATH_REFERENCE runs it on the CPU, with host memory",
-                describe_quantize(*normalized).c_str(), path_name(normalized->path));
+struct QuantizeCall {
+  gg_quantize_desc desc;  // normalized
+  const GemmPath* path = nullptr;  // the row whose device rule applies
+  size_t workspace_bytes = 0;
+};
+
+// GG_PATH_AUTO takes the first GPU row that runs on the current device (the
+// kernel is the same for all); an explicit path is taken as asked.
+gg_status prepare_quantize(const gg_quantize_desc* desc, QuantizeCall* call) {
+  GG_RETURN_IF_ERROR(validate_quantize(desc, &call->desc));
+  const std::vector<GemmPath>& paths = gemm_paths();
+  if (call->desc.path == GG_PATH_REFERENCE) {
+    call->path = find_path(paths, GG_PATH_REFERENCE);
+    call->workspace_bytes = kWorkspaceScratchOffset;
+    return GG_STATUS_SUCCESS;
   }
+  if (call->desc.path == GG_PATH_AUTO) {
+    const DeviceStatus device = device_status(-1);
+    if (!device.usable) {
+      return fail(GG_STATUS_NO_DEVICE,
+                  "GG_PATH_AUTO found no GPU (%s); GG_PATH_REFERENCE runs it on the CPU, with "
+                  "host memory",
+                  device.why_not.c_str());
+    }
+    std::string not_running;
+    for (const GemmPath& path : paths) {
+      std::string why_not;
+      if (!path.on_gpu) continue;
+      if (runs_on(path, device, &why_not)) {
+        call->path = &path;
+        break;
+      }
+      not_running += (not_running.empty() ? "" : "; ") + why_not;
+    }
+    if (call->path == nullptr) {
+      return fail(GG_STATUS_NO_DEVICE, "no GPU path of this build runs on device %d (%s): %s",
+                  device.info.ordinal, device.info.name.c_str(), not_running.c_str());
+    }
+  } else {
+    call->path = find_path(paths, call->desc.path);
+    if (call->path == nullptr) {
+      return fail(GG_STATUS_NOT_SUPPORTED, "path %s is not part of this build",
+                  path_name(call->desc.path));
+    }
+  }
+  call->workspace_bytes = kWorkspaceScratchOffset + gpu_quantize_scratch_bytes(call->desc);
   return GG_STATUS_SUCCESS;
 }
 
-gg_status run_quantize(const gg_quantize_desc* desc, void* workspace, size_t workspace_bytes) {
-  gg_quantize_desc normalized;
-  GG_RETURN_IF_ERROR(prepare_quantize(desc, &normalized));
-  GG_RETURN_IF_ERROR(check_workspace(workspace, workspace_bytes, kWorkspaceScratchOffset,
-                                     alignof(uint32_t), "reference"));
-  if (log_enabled()) log_line(describe_quantize(normalized) + " -> reference");
-  ref::grouped_quantize(normalized, workspace_flags(workspace));
-  return GG_STATUS_SUCCESS;
+gg_status run_quantize(const gg_quantize_desc* desc, void* workspace, size_t workspace_bytes,
+                       cudaStream_t stream) {
+  QuantizeCall call;
+  GG_RETURN_IF_ERROR(prepare_quantize(desc, &call));
+  const GemmPath& path = *call.path;
+  GG_RETURN_IF_ERROR(check_workspace(workspace, workspace_bytes, call.workspace_bytes,
+                                     path.workspace_alignment, path.name));
+  if (log_enabled()) log_line(describe_quantize(call.desc) + " -> " + path.name);
+  if (!path.on_gpu) {
+    ref::grouped_quantize(call.desc, workspace_flags(workspace));
+    return GG_STATUS_SUCCESS;
+  }
+  std::string why_not;
+  if (!runs_on(path, device_status(-1), &why_not)) {
+    return fail(GG_STATUS_NO_DEVICE, "%s", why_not.c_str());
+  }
+  return ran(gpu_quantize_run(call.desc, workspace, stream), path.name);
 }
 
 gg_status cuda_failed(cudaError_t error, const char* what) {
@@ -230,9 +278,9 @@ gg_status gemm_workspace_size(const gg_gemm_desc* desc, size_t* bytes) {
 
 gg_status quantize_workspace_size(const gg_quantize_desc* desc, size_t* bytes) {
   if (bytes == nullptr) return fail(GG_STATUS_INVALID_ARGUMENT, "bytes is NULL");
-  gg_quantize_desc normalized;
-  GG_RETURN_IF_ERROR(prepare_quantize(desc, &normalized));
-  *bytes = kWorkspaceScratchOffset;
+  QuantizeCall call;
+  GG_RETURN_IF_ERROR(prepare_quantize(desc, &call));
+  *bytes = call.workspace_bytes;
   return GG_STATUS_SUCCESS;
 }
 
@@ -312,8 +360,9 @@ gg_status gg_grouped_quantize_workspace_size(const gg_quantize_desc* desc, size_
 }
 
 gg_status gg_grouped_quantize(const gg_quantize_desc* desc, void* workspace, size_t workspace_bytes,
-                              gg_stream_t) {
-  return gg::api::guarded([&] { return gg::api::run_quantize(desc, workspace, workspace_bytes); });
+                              gg_stream_t stream) {
+  return gg::api::guarded(
+      [&] { return gg::api::run_quantize(desc, workspace, workspace_bytes, stream); });
 }
 
 gg_status gg_check(void* workspace, gg_path path, gg_stream_t stream, uint32_t* flags) {

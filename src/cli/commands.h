@@ -11,5 +11,6 @@ namespace gg::cli {
 int run_info(const std::vector<std::string>& words);
 int run_verify(const std::vector<std::string>& words);
 int run_bench(const std::vector<std::string>& words);
+int run_bench_quantize(const std::vector<std::string>& words);
 
 }  // namespace gg::cli

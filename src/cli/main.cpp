@@ -32,6 +32,10 @@ const char* const kUsage =
     "  bench    time MoE expert GEMMs against cuBLAS (the CPU reference without a GPU)\n"
     "             [--preset NAME|all] [--tokens N[,N...]] [--routing uniform|skewed|both]\n"
     "             [--ops fprop,dgrad,wgrad] [--iters N] [--json] [--path auto|portable|sm90]\n"
+    "  bench-quantize  time the grouped quantizer (rowwise + columnwise) against the copy\n"
+    "             bandwidth  [--preset NAME[,NAME...]] [--tokens N[,N...]]\n"
+    "             [--formats fp8_e4m3_tensor,fp8_e4m3_group,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group]\n"
+    "             [--iters N]\n"
     "\n"
     "exit codes: 0 success/PASS, 1 failure/FAIL, 2 usage error\n";
 
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
     if (command == "info") return gg::cli::run_info(options);
     if (command == "verify") return gg::cli::run_verify(options);
     if (command == "bench") return gg::cli::run_bench(options);
+    if (command == "bench-quantize") return gg::cli::run_bench_quantize(options);
     throw gg::cli::UsageError(command.empty() ? "no command given"
                                               : "unknown command '" + command + "'");
   } catch (const gg::cli::UsageError& error) {

@@ -36,3 +36,16 @@ gg_status sm90_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t worksp
                         cudaStream_t stream);
 
 }  // namespace gg
+
+namespace gg {
+
+// Grouped quantize on the GPU (kernels/quantize/): one kernel for every GPU
+// path, sm_80 and later, every format the reference quantizes. Alignment:
+// none beyond the element size (vector loads and word stores are used where
+// the addresses allow). Scratch: 16 + 4 (G + 1) bytes (amax words and a
+// counter, left zeroed by every run: the workspace must be zero-filled before
+// its first use, as for every path).
+size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc);
+gg_status gpu_quantize_run(const gg_quantize_desc& desc, void* workspace, cudaStream_t stream);
+
+}  // namespace gg

@@ -170,17 +170,6 @@ const Case kCases[] = {
      [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_NONE, GG_SCALE_TENSOR); },
      kNotSupported, "desc->rowwise (e2m1 (tensor scale), scale_extent tensor)"},
 
-    // No GPU path quantizes yet, whether a device is present or not.
-    {"PortablePath", ragged_quantize_problem,
-     [](QuantizeProblem& p) { p.desc.path = GG_PATH_PORTABLE; }, kNotSupported,
-     "grouped_quantize: no GPU path implements quantize ragged bf16 G=3 M=18 K=32 -> rowwise "
-     "mxfp8 e4m3, columnwise mxfp8 e4m3, amax yet (desc->path is portable)"},
-    {"Sm90Path", stacked_quantize_problem, [](QuantizeProblem& p) { p.desc.path = GG_PATH_SM90; },
-     kNotSupported,
-     "grouped_quantize: no GPU path implements quantize stacked bf16 G=3 N=24 K=32 -> rowwise "
-     "fp8 e4m3 128x128 yet (desc->path is sm90)"},
-    {"AutoPath", ragged_quantize_problem, [](QuantizeProblem& p) { p.desc.path = GG_PATH_AUTO; },
-     kNotSupported, "(desc->path is auto); GG_PATH_REFERENCE runs it on the CPU"},
 };
 
 class QuantizeValidation : public ::testing::TestWithParam<Case> {};
@@ -270,6 +259,35 @@ TEST(QuantizeWorkspace, TooSmallNamesTheNeededBytes) {
   EXPECT_THAT(gg_last_error(), HasSubstr("needs 256 bytes"));
   EXPECT_EQ(gg_grouped_quantize(&p.desc, nullptr, 256, nullptr), GG_STATUS_WORKSPACE_TOO_SMALL);
   EXPECT_THAT(gg_last_error(), HasSubstr("workspace is NULL"));
+}
+
+
+// Every GPU path runs the quantize kernel; its workspace adds the amax words
+// and a counter to the flags, with or without a device to run on.
+TEST(QuantizeGpuPaths, ExplicitPathsSizeTheirWorkspace) {
+  for (gg_path path : {GG_PATH_PORTABLE, GG_PATH_SM90}) {
+    QuantizeProblem p = ragged_quantize_problem();
+    p.desc.path = path;
+    size_t bytes = 0;
+    EXPECT_EQ(gg_grouped_quantize_workspace_size(&p.desc, &bytes), GG_STATUS_SUCCESS)
+        << gg_last_error();
+    EXPECT_EQ(bytes, 256u + 16u + 4u * (static_cast<size_t>(p.desc.num_groups) + 1u));
+  }
+}
+
+TEST(QuantizeGpuPaths, WithoutADeviceTheRunSaysSo) {
+  int available = 0;
+  ASSERT_EQ(gg_path_available(GG_PATH_PORTABLE, 0, &available), GG_STATUS_SUCCESS);
+  if (available) GTEST_SKIP() << "a GPU is present: the GPU suites run the kernel";
+  for (gg_path path : {GG_PATH_AUTO, GG_PATH_PORTABLE, GG_PATH_SM90}) {
+    QuantizeProblem p = stacked_quantize_problem();
+    p.desc.path = path;
+    HostWorkspace workspace;
+    // A workspace big enough for the GPU paths, so the device is what fails.
+    void* data = workspace.arena.allocate(4096);
+    EXPECT_EQ(gg_grouped_quantize(&p.desc, data, 4096, nullptr), GG_STATUS_NO_DEVICE);
+    EXPECT_STRNE(gg_last_error(), "");
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
   GroupedLinear                        G experts' nn.Linear in one product
   check(device)                        device-side size errors since the last check
   reserve_workspace(nbytes, device)    size the workspace before graph capture
+  grouped_quantize(x, group_sizes, ...) fp8 / mxfp8 / nvfp4, rowwise and columnwise
 
 The ops are registered as torch.ops.groupgemm.* (grouped_mm, grouped_mm_out,
 ragged_k_mm, ragged_k_mm_out) with fake kernels and autograd, so they run
@@ -14,12 +15,16 @@ and are never read by the host. CPU tensors (sizes on the CPU too) run
 through the library's CPU reference.
 """
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 
+from .. import core
+from .._capi import BlockScaling, ScaleExtent
+
 from . import _autograd  # noqa: F401  (registers the backward formulas)
 from . import _ops
+from . import _quantize
 from ._workspace import check, reserve as reserve_workspace
 from .linear import GroupedLinear
 
@@ -91,3 +96,53 @@ def ragged_k_mm(
 
 
 __all__ = ["GroupedLinear", "check", "grouped_mm", "ragged_k_mm", "reserve_workspace"]
+
+
+class QuantizedTensor(NamedTuple):
+    """One quantized output: data, block scales and fp32 scale (None where the
+    format has none). Dequantized: data * block scale * scale."""
+
+    data: torch.Tensor
+    block_scales: Optional[torch.Tensor]
+    scale: Optional[torch.Tensor]
+
+
+class Quantized(NamedTuple):
+    rowwise: Optional[QuantizedTensor]
+    columnwise: Optional[QuantizedTensor]
+    amax: Optional[torch.Tensor]
+
+
+def grouped_quantize(
+    x: torch.Tensor,
+    group_sizes: Optional[torch.Tensor] = None,
+    *,
+    rowwise: Optional[str] = None,
+    columnwise: Optional[str] = None,
+    amax: bool = False,
+) -> Quantized:
+    """Quantizes x [M, K] (ragged: group_sizes [G] int32/int64 on x's device)
+    or stacked weights [G, N, K] (group_sizes None), bf16/fp16/fp32, into a
+    rowwise output (x's shape, blocks along K) and/or a columnwise one
+    (transposed: [K, M] or [G, K, N], blocks along the tokens restarting at
+    every group start), in one pass. Formats: fp8_e4m3/e5m2 with _tensor or
+    _group scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
+    mxfp8_e4m3/e5m2, nvfp4_tensor/_group. amax=True also returns each
+    group's absolute maximum [G]. Entries past the last group are left
+    uninitialized."""
+    out = _quantize.grouped_quantize_op(x, group_sizes, rowwise, columnwise, amax)
+
+    def output(fmt, tensors):
+        if fmt is None:
+            return None
+        data, block_scales, scale = tensors
+        _, scaling, extent = core.quantize_format(fmt)
+        return QuantizedTensor(
+            data,
+            None if scaling == BlockScaling.NONE else block_scales,
+            None if extent == ScaleExtent.NONE else scale,
+        )
+
+    return Quantized(
+        output(rowwise, out[0:3]), output(columnwise, out[3:6]), out[6] if amax else None
+    )

@@ -1,0 +1,142 @@
+"""python -m groupgemm.bench_quantize: the grouped quantizer beside torch's own path.
+
+For each preset (default DeepSeek-V3 and Qwen3-30B-A3B) and token count
+(default 16k, 64k, 128k rows of bf16 activations [tokens, hidden], split
+uniformly over the experts), each format is quantized rowwise and
+columnwise in one call by groupgemm.torch.grouped_quantize, and by torch ops
+doing the same work: per-group amax (segment reduction over the sorted
+token groups), scale, cast, for both the input and its transpose. Times are
+medians of CUDA events; the bandwidth counts the bytes that must move (input
+once, every output once) and is also given as a fraction of the
+device-to-device copy bandwidth measured in the same run.
+
+The torch path covers the fp8 formats: current scaling per group
+(fp8_e4m3_group) and 1x128 blocks (fp8_e4m3_1x128, rowwise blocks along K;
+columnwise blocks along tokens computed on a zero-padded per-group layout
+would need host sizes, so the torch path blocks the transposed copy along
+tokens without restarting at group starts: a lower bound on its work).
+"""
+
+import argparse
+import statistics
+import sys
+
+import torch
+
+from . import presets
+
+FORMATS = ("fp8_e4m3_group", "fp8_e4m3_1x128", "mxfp8_e4m3", "nvfp4_group")
+FP8_MAX = 448.0
+
+
+def time_ms(fn, warmup: int, reps: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def copy_bandwidth(warmup: int, reps: int) -> float:
+    source = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    target = torch.empty_like(source)
+    return 2 * source.numel() / (time_ms(lambda: target.copy_(source), warmup, reps) * 1e-3)
+
+
+def torch_group_fp8(x, segment, groups):
+    """amax per group (index_reduce over token rows), scale, cast; rowwise and transposed."""
+    row_amax = x.abs().amax(dim=1).float()
+    amax = torch.zeros(groups, device=x.device).index_reduce_(0, segment, row_amax, "amax")
+    scale = torch.where(amax > 0, amax / FP8_MAX, torch.ones_like(amax))
+    scaled = x.float() / scale[segment, None]
+    rowwise = scaled.to(torch.float8_e4m3fn)
+    columnwise = scaled.t().contiguous().to(torch.float8_e4m3fn)
+    return rowwise, columnwise, scale
+
+
+def torch_1x128(x):
+    """1x128 blocks along K for the rowwise copy and along tokens for the transposed one."""
+
+    def blocks(a):
+        rows, cols = a.shape
+        padded = torch.nn.functional.pad(a.float(), (0, (-cols) % 128))
+        b = padded.view(rows, -1, 128)
+        amax = b.abs().amax(dim=2, keepdim=True)
+        scale = torch.where(amax > 0, amax / FP8_MAX, torch.ones_like(amax))
+        return (b / scale).view(rows, -1)[:, :cols].to(torch.float8_e4m3fn), scale.squeeze(2)
+
+    return blocks(x), blocks(x.t())
+
+
+def output_bytes(fmt: str, tokens: int, hidden: int, groups: int) -> int:
+    elements = tokens * hidden
+    if fmt.startswith("nvfp4"):
+        return 2 * (elements // 2 + elements // 16) + 4 * groups
+    if fmt.startswith("mxfp8"):
+        return 2 * (elements + elements // 32)
+    if fmt.endswith("1x128"):
+        return 2 * (elements + 4 * (elements // 128))
+    return 2 * elements + 4 * groups
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", default="deepseek-v3,qwen3-30b-a3b")
+    parser.add_argument("--tokens", default="16384,65536,131072")
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=20)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("bench_quantize: no CUDA GPU; nothing to time", file=sys.stderr)
+        return 0
+    import groupgemm.torch as ggt
+
+    copy = copy_bandwidth(args.warmup, args.reps)
+    print("%s: copy %.0f GB/s (read + write)" % (torch.cuda.get_device_name(), copy / 1e9))
+    print("%-16s %8s %-16s %10s %8s %10s %8s" % ("preset", "tokens", "format", "ours ms", "of copy",
+                                               "torch ms", "ratio"))
+    for name in args.presets.split(","):
+        preset = presets.find(name)
+        groups, hidden = preset.experts, preset.hidden
+        for tokens in (int(t) for t in args.tokens.split(",")):
+            x = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16)
+            sizes = torch.full((groups,), tokens // groups, dtype=torch.int32, device="cuda")
+            sizes[: tokens % groups] += 1
+            segment = torch.repeat_interleave(torch.arange(groups, device="cuda"), sizes.long())
+            for fmt in args.formats.split(","):
+                ours = time_ms(
+                    lambda: ggt.grouped_quantize(x, sizes, rowwise=fmt, columnwise=fmt),
+                    args.warmup,
+                    args.reps,
+                )
+                moved = 2 * tokens * hidden + output_bytes(fmt, tokens, hidden, groups)
+                if fmt == "fp8_e4m3_group":
+                    theirs = time_ms(lambda: torch_group_fp8(x, segment, groups), args.warmup, args.reps)
+                elif fmt == "fp8_e4m3_1x128":
+                    theirs = time_ms(lambda: torch_1x128(x), args.warmup, args.reps)
+                else:
+                    theirs = None
+                print(
+                    "%-16s %8d %-16s %10.3f %8.3f %10s %8s"
+                    % (
+                        name,
+                        tokens,
+                        fmt,
+                        ours,
+                        moved / (ours * 1e-3) / copy,
+                        "-" if theirs is None else "%.3f" % theirs,
+                        "-" if theirs is None else "%.2f" % (theirs / ours),
+                    )
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The grouped-quantize torch op (groupgemm::grouped_quantize) and its fake kernel.
+
+One op quantizes a ragged [M, K] input (sizes on the device) or stacked
+[G, N, K] weights into up to two outputs, rowwise and columnwise, each in a
+format named as in core.QUANTIZE_FORMATS, from one read of the input. It
+returns a flat list of seven tensors, absent ones empty, so its schema is
+fixed:
+
+  rowwise data, rowwise block scales, rowwise fp32 scale,
+  columnwise data, columnwise block scales, columnwise fp32 scale, amax [G]
+
+fp8 data is float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two e2m1
+elements per byte (the even one in the low nibble), so its last dimension is
+half the element count; e8m0 and ue4m3 block scales are uint8, 1x128 and
+128x128 block scales float32. Results are new tensors: entries for rows past
+the last group (and block-scale capacity no group uses) are left
+uninitialized, as the library leaves them unwritten. The op runs on the
+current stream, reads no size on the host and is CUDA-graph capturable; CPU
+tensors run the library's reference.
+"""
+
+from typing import List, Optional
+
+import torch
+
+from .. import core
+from .._capi import BlockScaling, DType
+from . import _workspace
+from ._views import operand
+
+INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+
+_DATA_DTYPES = {DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2, DType.E2M1: torch.uint8}
+
+
+def _groups(x: torch.Tensor, group_sizes: Optional[torch.Tensor]) -> int:
+    return x.shape[0] if group_sizes is None else group_sizes.shape[0]
+
+
+def _empty(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty((0,), dtype=torch.uint8)
+
+
+def _allocate(x: torch.Tensor, fmt: Optional[str], groups: int, columnwise: bool) -> List[torch.Tensor]:
+    """data, block scales, scale of one output (empty tensors where absent)."""
+    if fmt is None:
+        return [_empty(x), _empty(x), _empty(x)]
+    dtype, scaling, _ = core.quantize_format(fmt)
+    shapes = core.quantize_shapes(fmt, tuple(x.shape), groups, columnwise)
+    data_shape = list(shapes.data)
+    if dtype == DType.E2M1:
+        if data_shape[-1] % 2:
+            raise ValueError(
+                "%s: nvfp4 packs two elements per byte; the %s output's last dimension (%d) "
+                "must be even" % (fmt, "columnwise" if columnwise else "rowwise", data_shape[-1])
+            )
+        data_shape[-1] //= 2
+    data = x.new_empty(data_shape, dtype=_DATA_DTYPES[dtype])
+    if shapes.block_scales is None:
+        block_scales = _empty(x)
+    else:
+        fp32 = scaling in (BlockScaling._1X128, BlockScaling._128X128)
+        block_scales = x.new_empty(shapes.block_scales, dtype=torch.float32 if fp32 else torch.uint8)
+    scale = _empty(x) if shapes.scale is None else x.new_empty(shapes.scale, dtype=torch.float32)
+    return [data, block_scales, scale]
+
+
+def _results(x, group_sizes, rowwise, columnwise, amax) -> List[torch.Tensor]:
+    if x.dtype not in INPUT_DTYPES:
+        raise TypeError("x: dtype %s is not supported (bfloat16, float16 or float32)" % x.dtype)
+    if rowwise is None and columnwise is None and not amax:
+        raise ValueError("grouped_quantize: nothing asked for (no rowwise, no columnwise, no amax)")
+    groups = _groups(x, group_sizes)
+    outputs = _allocate(x, rowwise, groups, False) + _allocate(x, columnwise, groups, True)
+    outputs.append(x.new_empty((groups,), dtype=torch.float32) if amax else _empty(x))
+    return outputs
+
+
+def _address(tensor: torch.Tensor) -> int:
+    return tensor.data_ptr() if tensor.numel() > 0 else 0
+
+
+def _output(fmt: Optional[str], tensors: List[torch.Tensor]) -> Optional[core.QuantizedOutput]:
+    if fmt is None:
+        return None
+    data, block_scales, scale = tensors
+    # An empty tensor may have no address; the library needs one (it
+    # writes nothing there), so an aligned stand-in is passed.
+    return core.QuantizedOutput(
+        fmt, data.data_ptr() or 256, block_scales.data_ptr() or 256, _address(scale)
+    )
+
+
+def _check(x, group_sizes, rowwise, columnwise, outputs, launch):
+    views = dict(
+        x=operand("x", x, launch),
+        group_sizes=None if group_sizes is None else operand("group_sizes", group_sizes, launch),
+        rowwise=_output(rowwise, outputs[0:3]) if launch else None,
+        columnwise=_output(columnwise, outputs[3:6]) if launch else None,
+        amax=_address(outputs[6]) if launch else 0,
+    )
+    desc = core.grouped_quantize(**views)
+    if launch:
+        _workspace.run(desc, x.device)
+
+
+@torch.library.custom_op("groupgemm::grouped_quantize", mutates_args=())
+def grouped_quantize_op(
+    x: torch.Tensor,
+    group_sizes: Optional[torch.Tensor],
+    rowwise: Optional[str],
+    columnwise: Optional[str],
+    amax: bool,
+) -> List[torch.Tensor]:
+    outputs = _results(x, group_sizes, rowwise, columnwise, amax)
+    _check(x, group_sizes, rowwise, columnwise, outputs, launch=True)
+    return outputs
+
+
+@grouped_quantize_op.register_fake
+def _(x, group_sizes, rowwise, columnwise, amax):
+    outputs = _results(x, group_sizes, rowwise, columnwise, amax)
+    _check(x, group_sizes, rowwise, columnwise, outputs, launch=False)
+    return outputs

@@ -1,0 +1,211 @@
+// `groupgemm bench-quantize`: the grouped quantizer on MoE activations
+// (ragged [tokens, hidden] bf16, uniform routing over the preset's experts),
+// rowwise and columnwise in one call, for each requested format. Each case
+// reports the median time, the bandwidth of the bytes that must move (the
+// input read once; every output byte, block scale, fp32 scale and amax
+// written once) and that bandwidth as a fraction of the device-to-device
+// copy bandwidth measured at the start of the same run (machine_rates.h).
+// The amax launch's second read of the input, for formats that need one, is
+// not counted: it is what the fraction pays for. Without a GPU it says why
+// and succeeds.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/checks.h"
+#include "cli/commands.h"
+#include "cli/cublas_baselines.h"
+#include "cli/cuda_stream.h"
+#include "cli/device_buffer.h"
+#include "cli/device_fill.h"
+#include "cli/devices.h"
+#include "cli/machine_rates.h"
+#include "cli/presets.h"
+#include "cli/routing.h"
+#include "cli/timing.h"
+#include "groupgemm/groupgemm.h"
+
+namespace gg::cli {
+namespace {
+
+struct QuantizeFormat {
+  const char* name;
+  gg_dtype dtype;
+  gg_block_scaling block;
+  gg_scale_extent extent;
+};
+
+const std::vector<QuantizeFormat> kFormats = {
+    {"fp8_e4m3_tensor", GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+    {"fp8_e4m3_group", GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP},
+    {"fp8_e4m3_1x128", GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
+    {"mxfp8_e4m3", GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+    {"nvfp4_group", GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+};
+
+const std::vector<OptionSpec> kOptions = {
+    {"preset", true}, {"tokens", true}, {"formats", true}, {"iters", true}};
+
+const QuantizeFormat& find_format(const std::string& name) {
+  for (const QuantizeFormat& f : kFormats) {
+    if (name == f.name) return f;
+  }
+  std::string known;
+  for (const QuantizeFormat& f : kFormats) known += std::string(" ") + f.name;
+  throw UsageError("--formats: unknown format '" + name + "'; known:" + known);
+}
+
+// One output of a case: its buffers and its view.
+struct Output {
+  DeviceBuffer data, block_scales, scale;
+  gg_tensor view{};
+  size_t bytes = 0;
+};
+
+void make_output(const QuantizeFormat& f, int64_t rows, int64_t cols, bool token_cols,
+                 int32_t groups, Output* out) {
+  const size_t elements = static_cast<size_t>(rows * cols);
+  const size_t data_bytes = f.dtype == GG_DTYPE_E2M1 ? elements / 2 : elements;
+  out->data = DeviceBuffer(data_bytes);
+  out->bytes = data_bytes;
+  gg_tensor& t = out->view;
+  t.data = out->data.data();
+  t.dtype = f.dtype;
+  t.rank = 2;
+  t.shape[0] = rows;
+  t.shape[1] = cols;
+  t.block_scaling = f.block;
+  t.scale_extent = f.extent;
+  if (f.block != GG_BLOCK_NONE) {
+    int64_t shape[2] = {0, 0};
+    if (gg_block_scale_shape(f.block, rows, cols, 1, token_cols ? 1 : 0, groups, shape) !=
+        GG_STATUS_SUCCESS) {
+      throw Failure(std::string("gg_block_scale_shape: ") + gg_last_error());
+    }
+    const size_t bytes =
+        static_cast<size_t>(shape[0] * shape[1]) * (f.block == GG_BLOCK_1X128 ? 4 : 1);
+    out->block_scales = DeviceBuffer(std::max<size_t>(bytes, 1));
+    out->bytes += bytes;
+    t.block_scales = out->block_scales.data();
+  }
+  if (f.extent != GG_SCALE_NONE) {
+    const size_t count = f.extent == GG_SCALE_GROUP ? static_cast<size_t>(groups) : 1;
+    out->scale = DeviceBuffer(count * sizeof(float));
+    out->bytes += count * sizeof(float);
+    t.scale = static_cast<float*>(out->scale.data());
+  }
+}
+
+void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f,
+              const MachineRates& rates, cudaStream_t stream, Repeats repeats) {
+  const int64_t k = preset.hidden;
+  const int32_t groups = preset.experts;
+  DeviceBuffer input(static_cast<size_t>(tokens * k) * 2);
+  fill_random(input, GG_DTYPE_BF16, 7, stream);
+  const std::vector<int64_t> routed = route(Routing::kUniform, tokens, groups, 11);
+  std::vector<int32_t> sizes(routed.begin(), routed.end());
+  DeviceBuffer sizes_device(sizes.size() * sizeof(int32_t));
+  sizes_device.upload(sizes.data(), sizes.size() * sizeof(int32_t));
+  Output rowwise, columnwise;
+  make_output(f, tokens, k, false, groups, &rowwise);
+  make_output(f, k, tokens, true, groups, &columnwise);
+  DeviceBuffer amax(static_cast<size_t>(groups) * sizeof(float));
+
+  gg_quantize_desc desc{};
+  desc.num_groups = groups;
+  desc.group_sizes.sizes = sizes_device.data();
+  desc.group_sizes.type = GG_INDEX_INT32;
+  desc.input.data = input.data();
+  desc.input.dtype = GG_DTYPE_BF16;
+  desc.input.rank = 2;
+  desc.input.shape[0] = tokens;
+  desc.input.shape[1] = k;
+  desc.rowwise = rowwise.view;
+  desc.columnwise = columnwise.view;
+  desc.amax = static_cast<float*>(amax.data());
+  desc.path = GG_PATH_AUTO;
+  size_t workspace_bytes = 0;
+  if (gg_grouped_quantize_workspace_size(&desc, &workspace_bytes) != GG_STATUS_SUCCESS) {
+    throw Failure(std::string("gg_grouped_quantize_workspace_size: ") + gg_last_error());
+  }
+  DeviceBuffer workspace(workspace_bytes);
+  check_cuda(cudaMemsetAsync(workspace.data(), 0, workspace_bytes, stream), "cudaMemsetAsync");
+
+  gg_status status = GG_STATUS_SUCCESS;
+  const double ms = median_gpu_ms(stream, repeats, [&](int) {
+    if (status == GG_STATUS_SUCCESS) {
+      status = gg_grouped_quantize(&desc, workspace.data(), workspace_bytes, stream);
+    }
+  });
+  if (status != GG_STATUS_SUCCESS) {
+    std::printf("%-16s %8lld  %-16s  error: %s\n", preset.name, static_cast<long long>(tokens),
+                f.name, gg_last_error());
+    return;
+  }
+  uint32_t flags = 0;
+  gg_check(workspace.data(), GG_PATH_AUTO, stream, &flags);
+  const double bytes = static_cast<double>(input.bytes() + rowwise.bytes + columnwise.bytes +
+                                           static_cast<size_t>(groups) * sizeof(float));
+  const double bandwidth = bytes / (ms * 1e-3);
+  std::printf("%-16s %8lld  %-16s %9.3f %9.1f %8.3f%s\n", preset.name,
+              static_cast<long long>(tokens), f.name, ms, bandwidth * 1e-9,
+              bandwidth / rates.copy_bytes_per_s, flags != 0 ? "  (sizes flagged)" : "");
+}
+
+}  // namespace
+
+int run_bench_quantize(const std::vector<std::string>& words) {
+  const Options options(words, kOptions);
+  std::vector<const MoePreset*> presets;
+  for (const std::string& name : options.list("preset", "deepseek-v3,qwen3-30b-a3b")) {
+    const MoePreset* preset = find_preset(name);
+    if (preset == nullptr) throw UsageError("--preset: unknown preset '" + name + "'");
+    presets.push_back(preset);
+  }
+  std::vector<int64_t> tokens;
+  for (const std::string& item : options.list("tokens", "16384,65536,131072")) {
+    tokens.push_back(parse_integer("tokens", item, 1, int64_t{1} << 24));
+  }
+  std::vector<const QuantizeFormat*> formats;
+  for (const std::string& name :
+       options.list("formats", "fp8_e4m3_tensor,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group")) {
+    formats.push_back(&find_format(name));
+  }
+  const int iters = static_cast<int>(options.integer("iters", 50, 1, 100000));
+  const Repeats repeats{std::max(1, iters / 10), iters};
+
+  std::string why_not;
+  const std::vector<CudaDevice> devices = cuda_devices(&why_not);
+  if (devices.empty()) {
+    std::fprintf(stderr, "bench-quantize: no CUDA device (%s); nothing to time\n",
+                 why_not.c_str());
+    return 0;
+  }
+  CudaStream stream;
+  CublasBaselines cublas(stream.get());
+  const MachineRates rates = measure_machine_rates(stream.get(), cublas, repeats);
+  std::printf("device: %s; copy bandwidth %.1f GB/s (bytes read + written)\n",
+              devices[0].name.c_str(), rates.copy_bytes_per_s * 1e-9);
+  std::printf("grouped quantize, bf16 input, rowwise + columnwise + amax, uniform routing\n");
+  std::printf("%-16s %8s  %-16s %9s %9s %8s\n", "preset", "tokens", "format", "ms", "GB/s",
+              "of copy");
+  for (const MoePreset* preset : presets) {
+    for (const int64_t count : tokens) {
+      for (const QuantizeFormat* f : formats) {
+        try {
+          run_case(*preset, count, *f, rates, stream.get(), repeats);
+        } catch (const Failure& failure) {
+          std::printf("%-16s %8lld  %-16s  error: %s\n", preset->name,
+                      static_cast<long long>(count), f->name, failure.what());
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace gg::cli

@@ -1,0 +1,65 @@
+// What the grouped-quantize kernels are given: the normalized descriptor
+// reduced to base pointers, strides in elements and scale-matrix geometry,
+// plus the workspace words the two launches share. The launcher
+// (quantize_path.cpp, plain C++) builds it; the kernels take it by value.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "groupgemm/groupgemm.h"
+
+namespace gg::quantize {
+
+// Elements of the input tile along K (every row block size divides it).
+constexpr int kTileCols = 128;
+
+// One requested output, in its own coordinates: rows x cols per matrix
+// (rowwise: tokens x K; columnwise: K x tokens), blocks along its columns.
+struct OutputParams {
+  uint8_t* data;  // null: not requested
+  gg_dtype dtype;
+  gg_block_scaling scaling;
+  gg_scale_extent extent;
+  int block;                     // elements per block along cols; 0 without block scales
+  int64_t row_stride;            // elements
+  int64_t matrix_stride;         // elements between stacked matrices
+  uint8_t* block_scales;         // null without block scales
+  int64_t scale_row_length;      // scale entries per scale row
+  int64_t scale_matrix_entries;  // scale entries per stacked matrix
+  float* scale;                  // fp32 per tensor or per group; null for none
+};
+
+struct QuantizeParams {
+  int32_t groups;
+  bool stacked;                // input [G, N, K]; else ragged [M, K]
+  const void* sizes;           // ragged: device [G]
+  const void* offsets;         // ragged: device [G] or null
+  gg_index_type index_type;
+  int64_t rows;                // M (ragged) or N (stacked)
+  int64_t cols;                // K
+
+  const void* input;
+  gg_dtype input_type;
+  int64_t input_stride;         // elements per input row
+  int64_t input_matrix_stride;  // elements between stacked matrices
+
+  OutputParams rowwise;
+  OutputParams columnwise;
+  float* amax;  // per-group amax output, or null
+
+  // Workspace: the GG_DEVICE_* flags word, the per-group amax accumulators
+  // (fp32 bits; entry `groups` is the tensor's) and the count of finished
+  // quantize CTAs, whose last one zeroes the accumulators for the next call.
+  uint32_t* flags;
+  uint32_t* amax_bits;
+  uint32_t* done;
+  bool amax_pass;  // the amax launch runs first (some output or amax needs it)
+};
+
+// Scratch past the flags: the counter (padded to 16 bytes), then G + 1 words.
+inline size_t quantize_scratch_bytes(int32_t groups) {
+  return 16 + 4 * (static_cast<size_t>(groups) + 1);
+}
+
+}  // namespace gg::quantize

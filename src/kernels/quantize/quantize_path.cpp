@@ -1,0 +1,104 @@
+// Grouped quantize as the API layer sees it (kernels/paths.h): the one GPU
+// implementation, which the portable and sm90 paths (and auto) all run. It is
+// plain sm_80 CUDA C++ and memory-bound: Hopper's TMA and wgmma would buy it
+// nothing, so there is no second kernel to choose.
+//
+// A run is one launch, or two when an fp32 scale or the amax output needs
+// each group's amax first (grouped_quantize.cu). The host reads nothing from
+// the device and allocates nothing: the run can be captured in a CUDA graph
+// and replayed after the sizes change.
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include <string>
+
+#include "api/error.h"
+#include "common/groups.h"
+#include "common/workspace.h"
+#include "formats/block_quant.h"
+#include "kernels/device.h"
+#include "kernels/paths.h"
+#include "kernels/quantize/grouped_quantize.h"
+#include "kernels/quantize/quantize_params.h"
+#include "kernels/tile_scheduler.h"
+
+namespace gg {
+namespace {
+
+// One output's params; `columnwise` says which; rows x cols of the input's
+// (each) matrix: M or N tokens, K.
+quantize::OutputParams output_of(const gg_tensor& t, bool columnwise, bool stacked,
+                                 int32_t groups, int64_t tokens, int64_t k) {
+  quantize::OutputParams out{};
+  if (t.data == nullptr) return out;
+  out.data = static_cast<uint8_t*>(t.data);
+  out.dtype = t.dtype;
+  out.scaling = t.block_scaling;
+  out.extent = t.scale_extent;
+  out.block = fmt::block_size(t.block_scaling);
+  out.row_stride = t.strides[t.rank - 2];
+  out.matrix_stride = t.rank == 3 ? t.strides[0] : 0;
+  out.block_scales = static_cast<uint8_t*>(t.block_scales);
+  out.scale = t.scale;
+  if (out.block > 0) {
+    const int64_t rows = columnwise ? k : tokens;
+    const int64_t cols = columnwise ? tokens : k;
+    if (t.block_scaling == GG_BLOCK_128X128) {
+      out.scale_row_length = ceil_div(cols, 128);
+      out.scale_matrix_entries = ceil_div(rows, 128) * out.scale_row_length;
+    } else {
+      // Along a ragged input's tokens blocks restart at every group start.
+      out.scale_row_length = columnwise && !stacked
+                                 ? ragged_block_capacity(cols, out.block, groups)
+                                 : ceil_div(cols, out.block);
+      out.scale_matrix_entries = rows * out.scale_row_length;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc) {
+  return quantize::quantize_scratch_bytes(desc.num_groups);
+}
+
+gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStream_t stream) {
+  DeviceInfo device;
+  std::string why_not;
+  if (!query_device(-1, &device, &why_not)) {
+    return api::fail(GG_STATUS_NO_DEVICE, "grouped_quantize: %s", why_not.c_str());
+  }
+  const bool stacked = d.group_sizes.sizes == nullptr;
+  const int64_t tokens = d.input.shape[d.input.rank - 2];
+  const int64_t k = d.input.shape[d.input.rank - 1];
+  quantize::QuantizeParams p{};
+  p.groups = d.num_groups;
+  p.stacked = stacked;
+  p.sizes = d.group_sizes.sizes;
+  p.offsets = d.group_sizes.offsets;
+  p.index_type = d.group_sizes.type;
+  p.rows = tokens;
+  p.cols = k;
+  p.input = d.input.data;
+  p.input_type = d.input.dtype;
+  p.input_stride = d.input.strides[d.input.rank - 2];
+  p.input_matrix_stride = stacked ? d.input.strides[0] : 0;
+  p.rowwise = output_of(d.rowwise, false, stacked, d.num_groups, tokens, k);
+  p.columnwise = output_of(d.columnwise, true, stacked, d.num_groups, tokens, k);
+  p.amax = d.amax;
+  char* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
+  p.flags = workspace_flags(workspace);
+  p.done = reinterpret_cast<uint32_t*>(scratch);
+  p.amax_bits = reinterpret_cast<uint32_t*>(scratch + 16);
+  p.amax_pass = d.amax != nullptr || (d.rowwise.data != nullptr && d.rowwise.scale_extent != GG_SCALE_NONE) ||
+                (d.columnwise.data != nullptr && d.columnwise.scale_extent != GG_SCALE_NONE);
+  const cudaError_t error = quantize::launch_grouped_quantize(p, device.sm_count, stream);
+  if (error != cudaSuccess) {
+    return api::fail(GG_STATUS_CUDA_ERROR, "grouped_quantize: kernel launch: %s",
+                     cudaGetErrorString(error));
+  }
+  return GG_STATUS_SUCCESS;
+}
+
+}  // namespace gg

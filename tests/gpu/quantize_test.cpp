@@ -1,0 +1,257 @@
+// Grouped quantize on every GPU path against the CPU reference, bit for bit:
+// every output format x rowwise / columnwise / both x bf16 / fp16 / fp32
+// input; edge group sizes (0, 1, 31, 33, 127, 128, 129, unaligned starts,
+// one hot group, all empty, G = 1, G = 256, sum < M); stacked weights with
+// 128 x 128 blocks; NaN, infinities, zeros and subnormals; bad device sizes
+// clamped and flagged; repeated runs (the workspace must come back clean);
+// and CUDA graphs replayed after the sizes changed on the device. Every
+// output sits between guard bands and starts poisoned (quantize_case.h).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gpu/cuda_check.h"
+#include "gpu/gemm_case.h"
+#include "gpu/path_test.h"
+#include "gpu/quantize_case.h"
+#include "gpu/routing.h"
+
+namespace gg::test {
+namespace {
+
+class Quantize : public PathTest<gg_path> {
+ protected:
+  void expect_correct(const QuantizeSpec& spec, int runs = 1) {
+    QuantizeGpuCase q(spec, path());
+    SCOPED_TRACE(q.label());
+    for (int run = 0; run < runs; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      if (run > 0) q.poison_outputs();
+      ASSERT_TRUE(q.launch(stream()));
+      q.expect_matches_reference(stream());
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+
+  static QuantizeSpec ragged(std::vector<int64_t> sizes, int64_t rows, int64_t k) {
+    QuantizeSpec s;
+    s.sizes = std::move(sizes);
+    s.rows = rows;
+    s.k = k;
+    return s;
+  }
+
+  static void set_formats(QuantizeSpec* s, const QuantizeFormatSpec& f, bool rowwise,
+                          bool columnwise) {
+    s->rowwise = rowwise;
+    s->columnwise = columnwise;
+    s->rowwise_format = f;
+    s->columnwise_format = f;
+  }
+};
+
+// Every format, direction and input type on one set of edge sizes.
+TEST_P(Quantize, SmallEveryFormatDirectionAndInput) {
+  const std::vector<int64_t> sizes = edge_sizes(10);  // sum 536
+  for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP16, GG_DTYPE_FP32}) {
+    for (const QuantizeFormatSpec& f : ragged_formats()) {
+      for (int direction = 0; direction < 3; ++direction) {
+        QuantizeSpec s = ragged(sizes, 546, 160);  // K: one full 128 tile and a partial one
+        s.input = input;
+        set_formats(&s, f, direction != 1, direction != 0);
+        expect_correct(s);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+// Different formats for the two outputs of one call.
+TEST_P(Quantize, MixedFormatsInOneCall) {
+  const std::vector<std::pair<QuantizeFormatSpec, QuantizeFormatSpec>> pairs = {
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}, {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP}},
+      {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}},
+      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP}},
+      {{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}, {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}},
+  };
+  for (const auto& [row, col] : pairs) {
+    QuantizeSpec s = ragged(edge_sizes(12), 700, 272);
+    s.rowwise_format = row;
+    s.columnwise_format = col;
+    expect_correct(s);
+    if (HasFailure()) return;
+  }
+}
+
+TEST_P(Quantize, EdgeSizes) {
+  std::mt19937_64 rng = test_rng("quantize edge sizes");
+  struct Sizes {
+    const char* name;
+    std::vector<int64_t> sizes;
+    int64_t rows;
+  };
+  const std::vector<Sizes> cases = {
+      {"G=1", {300}, 300},
+      {"G=1 sum<M", {129}, 300},
+      {"one hot", one_hot_sizes(8, 333, 5), 340},
+      {"all empty", std::vector<int64_t>(8, 0), 64},
+      {"sum<M", {31, 33, 1, 0, 2}, 200},
+      {"G=256", random_sizes(256, 3000, rng), 3072},
+      {"G=300 edges", edge_sizes(300), 14000},
+      {"M=0", {0, 0}, 0},
+  };
+  const QuantizeFormatSpec formats[] = {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+                                        {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+                                        {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
+                                        {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR}};
+  for (const Sizes& c : cases) {
+    for (const QuantizeFormatSpec& f : formats) {
+      SCOPED_TRACE(c.name);
+      QuantizeSpec s = ragged(c.sizes, c.rows, 96);
+      set_formats(&s, f, true, true);
+      expect_correct(s);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// Groups placed by offsets: unaligned starts, gaps between groups (never
+// written), int64 indices.
+TEST_P(Quantize, OffsetsAndInt64Sizes) {
+  for (const QuantizeFormatSpec& f : ragged_formats()) {
+    QuantizeSpec s = ragged({33, 0, 129, 7, 64}, 400, 144);
+    s.offsets = {3, 40, 41, 177, 301};
+    s.index_type = GG_INDEX_INT64;
+    set_formats(&s, f, true, true);
+    expect_correct(s);
+    if (HasFailure()) return;
+  }
+}
+
+TEST_P(Quantize, SmallStackedWeights) {
+  for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP32}) {
+    for (const QuantizeFormatSpec& f : stacked_formats()) {
+      QuantizeSpec s;
+      s.stacked = true;
+      s.groups = 3;
+      s.rows = 200;  // N: one full 128 block and a partial one
+      s.k = 272;
+      s.input = input;
+      set_formats(&s, f, true, true);
+      expect_correct(s);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST_P(Quantize, NanInfinityZerosAndSubnormals) {
+  for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP16, GG_DTYPE_FP32}) {
+    for (const QuantizeFormatSpec& f : stacked_formats()) {
+      QuantizeSpec s;
+      if (f.block == GG_BLOCK_128X128) {
+        s.stacked = true;
+        s.groups = 2;
+        s.rows = 136;
+      } else {
+        s = ragged(edge_sizes(9), 520, 0);
+      }
+      s.k = 144;
+      s.input = input;
+      s.values = QuantizeValues::kSpecials;
+      set_formats(&s, f, true, true);
+      expect_correct(s);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST_P(Quantize, AmaxOnly) {
+  QuantizeSpec s = ragged(edge_sizes(7), 460, 200);
+  s.rowwise = false;
+  s.columnwise = false;
+  expect_correct(s, 2);
+}
+
+// Runs back to back on one workspace: the amax words the first run used must
+// be clean for the second, and the results the same.
+TEST_P(Quantize, SmallRepeatedRunsOnOneWorkspace) {
+  for (const QuantizeFormatSpec& f :
+       {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP},
+        QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}}) {
+    QuantizeSpec s = ragged(edge_sizes(6), 400, 136);
+    set_formats(&s, f, true, true);
+    expect_correct(s, 3);
+    if (HasFailure()) return;
+  }
+}
+
+TEST_P(Quantize, SmallBadSizesClampedAndFlagged) {
+  struct Bad {
+    const char* name;
+    std::vector<int64_t> sizes;
+    std::vector<int64_t> offsets;
+  };
+  const std::vector<Bad> cases = {
+      {"negative", {40, -5, 33}, {}},
+      {"sum past M", {100, 150, 90}, {}},
+      {"negative and past M", {-1, 500, 7}, {}},
+      {"offset out of range", {10, 20, 30}, {-4, 50, 260}},
+      {"offset plus size past M", {10, 20, 100}, {0, 30, 200}},
+  };
+  for (const Bad& c : cases) {
+    for (const QuantizeFormatSpec& f :
+         {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+          QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP}}) {
+      SCOPED_TRACE(c.name);
+      QuantizeSpec s = ragged(c.sizes, 256, 64);
+      s.offsets = c.offsets;
+      set_formats(&s, f, true, true);
+      expect_correct(s);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// One captured call, replayed after the sizes (and the data) changed on the
+// device: nothing about the sizes may be learnt at capture time.
+TEST_P(Quantize, SmallGraphReplaysWithChangedSizes) {
+  std::mt19937_64 rng = test_rng("quantize graph");
+  const std::vector<std::vector<int64_t>> reroutes = {
+      random_sizes(8, 370, rng), {0, 0, 123, 0, 123, 0, 0, 1}, one_hot_sizes(8, 370, 6),
+      std::vector<int64_t>(8, 0), uniform_sizes(8, 384)};
+  for (const QuantizeFormatSpec& f :
+       {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+        QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+        QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+        QuantizeFormatSpec{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE}}) {
+    QuantizeSpec s = ragged(uniform_sizes(8, 300), 384, 136);
+    set_formats(&s, f, true, true);
+    QuantizeGpuCase q(s, path());
+    SCOPED_TRACE(q.label());
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    check_cuda(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeGlobal),
+               "cudaStreamBeginCapture");
+    const ::testing::AssertionResult launched = q.launch(stream());
+    const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+    ASSERT_TRUE(launched);
+    check_cuda(ended, "cudaStreamEndCapture");
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (size_t round = 0; round <= reroutes.size(); ++round) {
+      SCOPED_TRACE("replay " + std::to_string(round));
+      if (round > 0) q.resize(reroutes[round - 1], 100 + round);
+      check_cuda(cudaGraphLaunch(exec, stream()), "cudaGraphLaunch");
+      q.expect_matches_reference(stream());
+      if (HasFailure()) break;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    if (HasFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, Quantize, ::testing::ValuesIn(gpu_paths()), ParamName());
+
+}  // namespace
+}  // namespace gg::test
