@@ -266,22 +266,23 @@ def ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha):
 
 def _ragged_m_fwd(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha):
     out = ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha)[0]
-    bias_dtype = None if bias is None else bias.dtype
-    return out, (lhs, rhs, group_sizes, bias_dtype)
+    # Residuals are arrays: an empty one carries the bias dtype, if any.
+    bias_like = None if bias is None else jnp.zeros((0,), bias.dtype)
+    return out, (lhs, rhs, group_sizes, bias_like)
 
 
 def _ragged_m_bwd(rhs_layout, out_dtype, alpha, residuals, grad):
-    lhs, rhs, group_sizes, bias_dtype = residuals
+    lhs, rhs, group_sizes, bias_like = residuals
     grad = grad.astype(lhs.dtype)
     dlhs = ragged_m_call(grad, rhs, group_sizes, None, _OTHER_LAYOUT[rhs_layout], lhs.dtype,
                          alpha)[0]
     a, b = (lhs, grad) if rhs_layout == "kn" else (grad, lhs)
     drhs = ragged_k_call(a, b, group_sizes, rhs.dtype, alpha)[0]
     dbias = None
-    if bias_dtype is not None:
+    if bias_like is not None:
         ones = jnp.ones((grad.shape[0], _ONES_COLUMNS), grad.dtype)
         dbias = ragged_k_call(ones, grad, group_sizes, jnp.float32, 1.0)[0][:, 0, :]
-        dbias = dbias.astype(bias_dtype)
+        dbias = dbias.astype(bias_like.dtype)
     return dlhs, drhs, _float0_like(group_sizes), dbias
 
 
