@@ -137,8 +137,15 @@ ffi::Error describe_ragged_k(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer 
   return ffi::Error::Success();
 }
 
+// GPU paths want their workspace on 256 bytes; XLA aligns its buffers to
+// less, so the Python side asks for this much more and the handler starts
+// the library's workspace at the first aligned byte.
+constexpr uintptr_t kWorkspaceAlignment = 256;
+
 // Zeroes the workspace and (ragged-M) the output's rows past the last group,
-// then runs the product, all on `stream`.
+// then runs the product, all on `stream`. The flags word the library leaves
+// at the start of its (aligned) workspace is copied to the buffer's first
+// word, where the Python side reads it.
 ffi::Error run_cuda(const gg_gemm_desc& desc, ffi::AnyBuffer workspace, cudaStream_t stream) {
   void* tail = nullptr;
   int64_t rows = 0, row_bytes = 0;
@@ -147,14 +154,25 @@ ffi::Error run_cuda(const gg_gemm_desc& desc, ffi::AnyBuffer workspace, cudaStre
     rows = desc.out.shape[0];
     row_bytes = desc.out.shape[1] * static_cast<int64_t>(element_bytes(desc.out.dtype));
   }
+  char* base = static_cast<char*>(workspace.untyped_data());
+  const uintptr_t address = reinterpret_cast<uintptr_t>(base);
+  const size_t skip =
+      static_cast<size_t>(((address + kWorkspaceAlignment - 1) & ~(kWorkspaceAlignment - 1)) -
+                          address);
+  if (workspace.size_bytes() < skip + sizeof(uint32_t)) {
+    return invalid("the workspace result is too small to align");
+  }
   ffi::Error e = cuda_error(
       gg_jax::launch_prepare(desc.group_sizes.sizes, index_bytes(desc), desc.num_groups, tail,
-                             rows, row_bytes, workspace.untyped_data(), workspace.size_bytes(),
-                             stream),
+                             rows, row_bytes, base, workspace.size_bytes(), stream),
       "zeroing the workspace and the rows past the last group");
   if (e.failure()) return e;
-  return status_error(gg_grouped_gemm(&desc, workspace.untyped_data(), workspace.size_bytes(),
-                                      reinterpret_cast<gg_stream_t>(stream)));
+  e = status_error(gg_grouped_gemm(&desc, base + skip, workspace.size_bytes() - skip,
+                                   reinterpret_cast<gg_stream_t>(stream)));
+  if (e.failure() || skip == 0) return e;
+  return cuda_error(
+      cudaMemcpyAsync(base, base + skip, sizeof(uint32_t), cudaMemcpyDeviceToDevice, stream),
+      "copying the device flags");
 }
 
 // The host twin of run_cuda, on the reference path.

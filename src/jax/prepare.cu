@@ -59,10 +59,11 @@ cudaError_t launch_prepare(const void* sizes, int index_bytes, int32_t groups, v
   // strides, few enough that summing the sizes per block stays negligible.
   const int64_t worst = out == nullptr ? 0 : rows * row_bytes;
   const int64_t per_block = int64_t{kThreads} * 16 * 4;
-  const int blocks = static_cast<int>(std::clamp<int64_t>((worst + per_block - 1) / per_block, 1, 1024));
-  prepare_kernel<<<blocks, kThreads, 0, stream>>>(sizes, index_bytes, groups,
-                                                  static_cast<unsigned char*>(out), rows, row_bytes,
-                                                  static_cast<unsigned char*>(workspace), head_bytes);
+  const int blocks =
+      static_cast<int>(std::clamp<int64_t>((worst + per_block - 1) / per_block, 1, 1024));
+  prepare_kernel<<<blocks, kThreads, 0, stream>>>(
+      sizes, index_bytes, groups, static_cast<unsigned char*>(out), rows, row_bytes,
+      static_cast<unsigned char*>(workspace), head_bytes);
   return cudaGetLastError();
 }
 

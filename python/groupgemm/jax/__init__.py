@@ -17,8 +17,6 @@ tracing, naming the argument.
 Importing groupgemm does not import this module, nor jax.
 """
 
-from typing import Optional
-
 import numpy as np
 
 from .._capi import DeviceFlag

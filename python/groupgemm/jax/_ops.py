@@ -43,6 +43,7 @@ _ONES_COLUMNS = 8  # GPU paths load rows in 16-byte vectors
 # Stands in for device addresses when only the library's checks and its
 # workspace query run (at trace time): aligned for every path, never read.
 _PLACEHOLDER_ADDRESS = 1 << 16
+_GPU_ALIGNMENT = 256  # what GPU paths demand of a workspace (kWorkspaceAlignment)
 
 _DTYPES = {
     np.dtype(jnp.bfloat16): DType.BF16,
@@ -103,7 +104,8 @@ def _operand(name: str, array, data: int = _PLACEHOLDER_ADDRESS) -> core.Operand
     for extent in reversed(shape):
         strides.append(packed)
         packed *= extent
-    return core.Operand(name, data, _DTYPES[np.dtype(array.dtype)], shape, tuple(reversed(strides)), "xla")
+    element = _DTYPES[np.dtype(array.dtype)]
+    return core.Operand(name, data, element, shape, tuple(reversed(strides)), "xla")
 
 
 # ---- workspace ------------------------------------------------------------------
@@ -124,7 +126,9 @@ def _workspace_bytes(key) -> Tuple[int, Optional[str]]:
             gpu_sizes.append(core.workspace_size(build(key, path)))
         except GroupGemmError as e:
             why_not.append("%s: %s" % (path.name.lower(), e))
-    return max([nbytes] + gpu_sizes), None if gpu_sizes else "; ".join(why_not)
+    # + _GPU_ALIGNMENT: the CUDA handlers align the start themselves.
+    nbytes = max([nbytes] + [size + _GPU_ALIGNMENT for size in gpu_sizes])
+    return nbytes, None if gpu_sizes else "; ".join(why_not)
 
 
 def _struct(shape, dtype):
@@ -228,7 +232,8 @@ def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str) -> Tuple[int, i
     if rhs.shape[0] != groups:
         raise ValueError("rhs: has %s groups (shape %s), but group_sizes has %s"
                          % (rhs.shape[0], list(rhs.shape), groups))
-    depth, cols = (rhs.shape[1], rhs.shape[2]) if rhs_layout == "kn" else (rhs.shape[2], rhs.shape[1])
+    kn = rhs_layout == "kn"
+    depth, cols = (rhs.shape[1], rhs.shape[2]) if kn else (rhs.shape[2], rhs.shape[1])
     if depth != lhs.shape[1]:
         raise ValueError("rhs: K = %s (shape %s, rhs_layout %r), but lhs has K = %s"
                          % (depth, list(rhs.shape), rhs_layout, lhs.shape[1]))

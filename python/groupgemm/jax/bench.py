@@ -115,7 +115,6 @@ def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
     source = jnp.zeros((1 << 31,), jnp.uint8)
     copy = jax.jit(lambda a: a + jnp.uint8(1))
     bandwidth = 2 * source.size / (time_ms(lambda: copy(source), warmup, reps) * 1e-3)
-    del source
     return {"dense_flops": flops, "copy_bytes_per_s": bandwidth}
 
 
