@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Configures and builds groupgemm in Release into build/<name> (default
-# build/release). Extra arguments go to the CMake configure step.
+# build/release). Extra arguments go to the CMake configure step. The JAX FFI
+# handlers (libgroupgemm_jax.so) are built when $PYTHON (default python3)
+# can import jax, whose jaxlib ships the XLA FFI headers; the configure step
+# says why when they are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 name=${GG_BUILD_DIR:-build/release}
-cmake -S . -B "$name" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+python=$(command -v "${PYTHON:-python3}" || true)
+configure_log=$(cmake -S . -B "$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  ${python:+-DPython3_EXECUTABLE="$python"} "$@") || { echo "$configure_log"; exit 1; }
+grep 'groupgemm:' <<<"$configure_log" || true
 cmake --build "$name" -j"$(nproc)" -- -k 0  # report every error, not the first

@@ -41,6 +41,10 @@ if [ "$what" != tests ]; then
   step bench $build/src/cli/groupgemm bench "${bench_args[@]}"
   step torch_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench --png "$logs/torch_bench.png" --json "$logs/torch_bench.json"
+  if python3 -c "import jax" 2>/dev/null; then
+    step jax_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+      python3 -m groupgemm.jax.bench --json "$logs/jax_bench.json"
+  fi
 fi
 
 echo
@@ -53,5 +57,6 @@ if [ -f "$logs/gpu_tests.log" ]; then
 fi
 [ -f "$logs/bench.log" ] && grep -v '^\[' "$logs/bench.log"
 [ -f "$logs/torch_bench.log" ] && tail -n 40 "$logs/torch_bench.log"
+[ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
 printf '%-13s %s\n' step result
 for name in "${steps[@]}"; do printf '%-13s %s\n' "$name" "${result[$name]}"; done

@@ -1,0 +1,383 @@
+"""groupgemm.jax against jax.lax.ragged_dot, on the CPU (the library's
+reference, through the CPU FFI handlers) and, where jax sees one, on a GPU.
+
+Expectations come from jax.lax.ragged_dot / ragged_dot_general on the same
+values upcast to fp32 (never from the ops under test), or from per-group
+numpy products. Small-integer inputs and cotangents keep every sum exact in
+fp32 and in bf16 results, so CPU comparisons are exact; the GPU cases with
+random values compare within a rounding bound. jax_enable_x64 stays off
+throughout: group sizes are int32.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="jax is not installed")
+import jax.numpy as jnp  # noqa: E402
+
+from groupgemm import DeviceFlag, LibraryError  # noqa: E402
+
+ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
+from groupgemm.jax import _ffi  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def handlers(lib):
+    """The handler library, loaded and registered. A CI run that names a
+    library (GROUPGEMM_LIBRARY) must have built the handlers beside it."""
+    try:
+        return _ffi.library()
+    except LibraryError as e:
+        if os.environ.get("GROUPGEMM_LIBRARY"):
+            raise
+        pytest.skip("libgroupgemm_jax.so is not available: %s" % e)
+
+
+def _gpu():
+    try:
+        return jax.devices("gpu")[0]
+    except RuntimeError:
+        return None
+
+
+GPU = _gpu()
+needs_gpu = pytest.mark.skipif(GPU is None, reason="jax sees no GPU")
+PLATFORMS = ["cpu", pytest.param("gpu", marks=needs_gpu)]
+
+SIZES = [3, 0, 5, 1, 0, 7]  # empty groups, and sum 16 < M = 20 rows
+M, K, N = 20, 32, 48
+
+
+def device(platform):
+    return jax.devices("cpu")[0] if platform == "cpu" else GPU
+
+
+def small_integers(rng, shape, dtype=jnp.bfloat16):
+    return jnp.asarray(rng.integers(-2, 3, shape).astype(np.float32), dtype)
+
+
+def make(platform, sizes=SIZES, rows=M, k=K, n=N, rhs_layout="kn", seed=0):
+    rng = np.random.default_rng(seed)
+    groups = len(sizes)
+    lhs = small_integers(rng, (rows, k))
+    rhs = small_integers(rng, (groups, k, n) if rhs_layout == "kn" else (groups, n, k))
+    put = lambda a: jax.device_put(a, device(platform))  # noqa: E731
+    return put(lhs), put(rhs), put(jnp.asarray(sizes, jnp.int32))
+
+
+def f32(a):
+    return a.astype(jnp.float32)
+
+
+def reference(lhs, rhs, group_sizes, rhs_layout="kn"):
+    """jax.lax.ragged_dot in fp32 on the CPU."""
+    cpu = jax.devices("cpu")[0]
+    rhs = rhs if rhs_layout == "kn" else jnp.swapaxes(rhs, 1, 2)
+    args = [jax.device_put(f32(a) if a.dtype != jnp.int32 else a, cpu)
+            for a in (lhs, rhs, group_sizes)]
+    return jax.lax.ragged_dot(*args)
+
+
+def assert_equal(actual, expected):
+    np.testing.assert_array_equal(np.asarray(f32(actual)), np.asarray(f32(expected)))
+
+
+def test_no_x64():
+    assert not jax.config.jax_enable_x64
+
+
+# ---- forward ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("rhs_layout", ["kn", "nk"])
+@pytest.mark.parametrize("jit", [False, True])
+def test_ragged_dot_values(platform, rhs_layout, jit):
+    lhs, rhs, sizes = make(platform, rhs_layout=rhs_layout)
+    fn = lambda a, b, c: ggj.ragged_dot(  # noqa: E731
+        a, b, c, preferred_element_type=jnp.float32, rhs_layout=rhs_layout)
+    out = (jax.jit(fn) if jit else fn)(lhs, rhs, sizes)
+    assert out.shape == (M, N) and out.dtype == jnp.float32
+    assert_equal(out, reference(lhs, rhs, sizes, rhs_layout))
+    assert_equal(out[sum(SIZES):], jnp.zeros((M - sum(SIZES), N)))  # the tail is zeros
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize(
+    "sizes,rows",
+    [([7], 7), ([4], 9), ([0, 0, 0], 5), ([5, 0, 4], 9), ([0, 9, 0, 0], 12)],
+    ids=["G1-full", "G1-tail", "all-empty", "full", "one-hot-tail"],
+)
+def test_ragged_dot_edge_sizes(platform, sizes, rows):
+    lhs, rhs, gs = make(platform, sizes=sizes, rows=rows)
+    out = ggj.ragged_dot(lhs, rhs, gs, preferred_element_type=jnp.float32)
+    assert_equal(out, reference(lhs, rhs, gs))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_dot_dtypes_follow_jax(platform):
+    lhs, rhs, sizes = make(platform)
+    for preferred in (None, jnp.bfloat16, jnp.float32):
+        ours = ggj.ragged_dot(lhs, rhs, sizes, preferred_element_type=preferred)
+        theirs = jax.eval_shape(
+            lambda a, b, c: jax.lax.ragged_dot(a, b, c, preferred_element_type=preferred),
+            lhs, rhs, sizes)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        assert_equal(ours, reference(lhs, rhs, sizes))  # small sums: exact in bf16 too
+    half = ggj.ragged_dot(lhs.astype(jnp.float16), rhs.astype(jnp.float16), sizes)
+    assert half.dtype == jnp.float16
+    assert_equal(half, reference(lhs, rhs, sizes))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_dot_positional_precision(platform):
+    lhs, rhs, sizes = make(platform)
+    out = ggj.ragged_dot(lhs, rhs, sizes, jax.lax.Precision.HIGHEST, jnp.float32)
+    assert_equal(out, reference(lhs, rhs, sizes))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_dot_bias(platform):
+    lhs, rhs, sizes = make(platform)
+    bias = jax.device_put(small_integers(np.random.default_rng(1), (len(SIZES), N), jnp.float32),
+                          device(platform))
+    out = ggj.ragged_dot(lhs, rhs, sizes, preferred_element_type=jnp.float32, bias=bias)
+    group_of_row = np.repeat(np.arange(len(SIZES)), SIZES)
+    expected = np.array(reference(lhs, rhs, sizes))
+    expected[: sum(SIZES)] += np.asarray(bias)[group_of_row]
+    np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_dot_k_values(platform):
+    rng = np.random.default_rng(2)
+    a = jax.device_put(small_integers(rng, (M, 24)), device(platform))
+    b = jax.device_put(small_integers(rng, (M, 40)), device(platform))
+    sizes = jax.device_put(jnp.asarray(SIZES, jnp.int32), device(platform))
+    out = jax.jit(lambda x, y, s: ggj.ragged_dot_k(x, y, s, preferred_element_type=jnp.float32))(
+        a, b, sizes)
+    numbers = jax.lax.RaggedDotDimensionNumbers(
+        dot_dimension_numbers=(([0], [0]), ([], [])),
+        lhs_ragged_dimensions=[0],
+        rhs_group_dimensions=[],
+    )
+    cpu = jax.devices("cpu")[0]
+    expected = jax.lax.ragged_dot_general(
+        jax.device_put(f32(a), cpu), jax.device_put(f32(b), cpu), jax.device_put(sizes, cpu),
+        numbers)
+    assert out.shape == (len(SIZES), 24, 40)
+    assert_equal(out, expected)
+    assert_equal(out[1], jnp.zeros((24, 40)))  # an empty group gives zeros
+
+
+# ---- gradients -------------------------------------------------------------------
+
+
+def _cotangent(shape, seed=3):
+    return jnp.asarray(np.random.default_rng(seed).integers(-1, 2, shape).astype(np.float32))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("rhs_layout", ["kn", "nk"])
+def test_ragged_dot_grads(platform, rhs_layout):
+    lhs, rhs, sizes = make(platform, rhs_layout=rhs_layout)
+    cot = jax.device_put(_cotangent((M, N)), device(platform))
+
+    def ours(a, b):
+        out = ggj.ragged_dot(a, b, sizes, preferred_element_type=jnp.float32,
+                             rhs_layout=rhs_layout)
+        return (out * cot).sum()
+
+    cpu = jax.devices("cpu")[0]
+    cpu_sizes, cpu_cot = jax.device_put(sizes, cpu), jax.device_put(cot, cpu)
+
+    def theirs(a, b):
+        b = b if rhs_layout == "kn" else jnp.swapaxes(b, 1, 2)
+        return (jax.lax.ragged_dot(a, b, cpu_sizes) * cpu_cot).sum()
+
+    dlhs, drhs = jax.jit(jax.grad(ours, argnums=(0, 1)))(lhs, rhs)
+    ref_lhs, ref_rhs = jax.grad(theirs, argnums=(0, 1))(
+        jax.device_put(f32(lhs), cpu), jax.device_put(f32(rhs), cpu))
+    assert dlhs.dtype == lhs.dtype and drhs.dtype == rhs.dtype
+    assert_equal(dlhs, ref_lhs)  # rows past the last group: zeros in both
+    assert_equal(drhs, ref_rhs)  # empty groups: zeros in both
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_dot_grads_group_sizes_and_bias(platform):
+    lhs, rhs, sizes = make(platform)
+    bias = jax.device_put(jnp.zeros((len(SIZES), N), jnp.float32), device(platform))
+    cot = jax.device_put(_cotangent((M, N)), device(platform))
+
+    def loss(b, s):
+        out = ggj.ragged_dot(lhs, rhs, s, preferred_element_type=jnp.float32, bias=b)
+        return (out * cot).sum()
+
+    dbias, dsizes = jax.grad(loss, argnums=(0, 1), allow_int=True)(bias, sizes)
+    assert dsizes.dtype == jax.dtypes.float0
+    starts = np.concatenate([[0], np.cumsum(SIZES)])
+    expected = np.stack([np.asarray(cot)[starts[g]:starts[g + 1]].sum(0)
+                         for g in range(len(SIZES))])
+    np.testing.assert_array_equal(np.asarray(dbias), expected)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_dot_k_grads(platform):
+    rng = np.random.default_rng(4)
+    put = lambda x: jax.device_put(x, device(platform))  # noqa: E731
+    a, b = put(small_integers(rng, (M, 16))), put(small_integers(rng, (M, 24)))
+    sizes = put(jnp.asarray(SIZES, jnp.int32))
+    cot = put(_cotangent((len(SIZES), 16, 24)))
+    da, db = jax.jit(jax.grad(
+        lambda x, y: (ggj.ragged_dot_k(x, y, sizes, preferred_element_type=jnp.float32)
+                      * cot).sum(), argnums=(0, 1)))(a, b)
+    starts = np.concatenate([[0], np.cumsum(SIZES)])
+    expected_a, expected_b = np.zeros((M, 16)), np.zeros((M, 24))
+    for g in range(len(SIZES)):
+        rows = slice(starts[g], starts[g + 1])
+        expected_a[rows] = np.asarray(f32(b))[rows] @ np.asarray(cot)[g].T
+        expected_b[rows] = np.asarray(f32(a))[rows] @ np.asarray(cot)[g]
+    np.testing.assert_array_equal(np.asarray(f32(da)), expected_a)
+    np.testing.assert_array_equal(np.asarray(f32(db)), expected_b)
+
+
+# ---- device flags ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_bad_sizes_are_clamped_and_flagged(platform):
+    lhs, rhs, _ = make(platform)
+    bad = jax.device_put(jnp.asarray([3, -2, 30, 1, 0, 0], jnp.int32), device(platform))
+    out, flags = jax.jit(lambda a, b, s: ggj.ragged_dot_with_flags(
+        a, b, s, preferred_element_type=jnp.float32))(lhs, rhs, bad)
+    flag = ggj.check(flags)
+    assert flag & DeviceFlag.NEGATIVE_SIZE and flag & DeviceFlag.SIZES_EXCEED_ROWS
+    clamped = jnp.asarray([3, 0, M - 3, 0, 0, 0], jnp.int32)
+    assert_equal(out, reference(lhs, rhs, clamped))
+    _, ok = ggj.ragged_dot_with_flags(lhs, rhs, jax.device_put(jnp.asarray(SIZES, jnp.int32),
+                                                               device(platform)))
+    assert not ggj.check(ok)
+
+
+# ---- trace-time errors -------------------------------------------------------------
+
+
+def _spec(shape, dtype=jnp.bfloat16):
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,error,match",
+    [
+        ((_spec((M,)), _spec((6, K, N)), _spec((6,), jnp.int32)), {}, ValueError,
+         r"lhs: expected \[M, K\]"),
+        ((_spec((M, K)), _spec((K, N)), _spec((6,), jnp.int32)), {}, ValueError,
+         r"rhs: expected \[G, K, N\]"),
+        ((_spec((M, K)), _spec((6, K + 8, N)), _spec((6,), jnp.int32)), {}, ValueError,
+         r"rhs: K = 40"),
+        ((_spec((M, K)), _spec((5, K, N)), _spec((6,), jnp.int32)), {}, ValueError,
+         r"rhs: has 5 groups"),
+        ((_spec((M, K)), _spec((6, K, N)), _spec((6,), jnp.float32)), {}, TypeError,
+         r"group_sizes: expected int32 or int64"),
+        ((_spec((M, K)), _spec((6, K, N)), _spec((6, 1), jnp.int32)), {}, ValueError,
+         r"group_sizes: expected a 1-D array"),
+        ((_spec((M, K), jnp.float32), _spec((6, K, N), jnp.float32), _spec((6,), jnp.int32)),
+         {}, TypeError, r"lhs: dtype float32 is not supported"),
+        ((_spec((M, K)), _spec((6, K, N), jnp.float16), _spec((6,), jnp.int32)), {},
+         TypeError, r"rhs: dtype float16 differs from lhs's bfloat16"),
+        ((_spec((M, K)), _spec((6, K, N)), _spec((6,), jnp.int32)),
+         {"preferred_element_type": jnp.int32}, TypeError, r"preferred_element_type: int32"),
+        ((_spec((M, K)), _spec((6, N, K)), _spec((6,), jnp.int32)),
+         {"rhs_layout": "nk", "bias": _spec((6, K), jnp.float32)}, ValueError,
+         r"bias: expected \[G, N\] = \[6, 48\]"),
+        ((_spec((M, K)), _spec((6, K, N)), _spec((6,), jnp.int32)), {"rhs_layout": "mn"},
+         ValueError, r"rhs_layout: expected 'kn'"),
+        ((_spec((M, K)), _spec((6, K, N)), _spec((6,), jnp.int32)),
+         {"group_offset": _spec((1,), jnp.int32)}, NotImplementedError, r"group_offset"),
+    ],
+)
+def test_ragged_dot_errors_at_trace_time(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        jax.eval_shape(lambda *a: ggj.ragged_dot(*a, **kwargs), *args)
+
+
+def test_ragged_dot_k_errors_at_trace_time():
+    sizes = _spec((6,), jnp.int32)
+    with pytest.raises(ValueError, match=r"b: has 19 rows, but a has 20"):
+        jax.eval_shape(ggj.ragged_dot_k, _spec((M, 8)), _spec((M - 1, 8)), sizes)
+    with pytest.raises(ValueError, match=r"a: expected \[M, P\]"):
+        jax.eval_shape(ggj.ragged_dot_k, _spec((M,)), _spec((M, 8)), sizes)
+    with pytest.raises(TypeError, match=r"b: dtype float16 differs"):
+        jax.eval_shape(ggj.ragged_dot_k, _spec((M, 8)), _spec((M, 8), jnp.float16), sizes)
+
+
+# ---- Flax ----------------------------------------------------------------------------
+
+
+def test_grouped_dense():
+    pytest.importorskip("flax", reason="flax is not installed (GroupedDense is optional)")
+    lhs, _, sizes = make("cpu")
+    layer = ggj.GroupedDense(features=N, num_groups=len(SIZES), dtype=jnp.bfloat16,
+                             param_dtype=jnp.bfloat16)
+    params = layer.init(jax.random.PRNGKey(0), lhs, sizes)
+    kernel = params["params"]["kernel"]
+    bias = params["params"]["bias"]
+    assert kernel.shape == (len(SIZES), K, N) and bias.shape == (len(SIZES), N)
+    out = jax.jit(layer.apply)(params, lhs, sizes)
+    expected = np.array(reference(lhs, kernel, sizes))
+    expected[: sum(SIZES)] += np.asarray(f32(bias))[np.repeat(np.arange(len(SIZES)), SIZES)]
+    np.testing.assert_allclose(np.asarray(f32(out)), expected, rtol=1e-2, atol=1e-2)
+    grads = jax.grad(lambda p: f32(layer.apply(p, lhs, sizes)).sum())(params)
+    assert grads["params"]["kernel"].shape == kernel.shape
+
+
+# ---- GPU: random values, command buffers ----------------------------------------------
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
+def test_gpu_random_values_and_grads(dtype):
+    sizes = [130, 0, 257, 1, 0, 64, 300]  # tile +- 1, empty, sum 752 < M
+    rows, k, n = 800, 256, 384
+    rng = np.random.default_rng(5)
+    lhs = jax.device_put(jnp.asarray(rng.standard_normal((rows, k)), dtype), GPU)
+    rhs = jax.device_put(jnp.asarray(rng.standard_normal((len(sizes), k, n)) / 16, dtype), GPU)
+    gs = jax.device_put(jnp.asarray(sizes, jnp.int32), GPU)
+    out = jax.jit(lambda a, b, s: ggj.ragged_dot(a, b, s, preferred_element_type=jnp.float32))(
+        lhs, rhs, gs)
+    expected = np.asarray(reference(lhs, rhs, gs))
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-3, atol=2e-3)
+    cot = jax.device_put(jnp.asarray(rng.standard_normal((rows, n)), jnp.float32), GPU)
+    dlhs, drhs = jax.jit(jax.grad(lambda a, b: (ggj.ragged_dot(
+        a, b, gs, preferred_element_type=jnp.float32) * cot).sum(), argnums=(0, 1)))(lhs, rhs)
+    cpu = jax.devices("cpu")[0]
+    ref = jax.grad(lambda a, b: (jax.lax.ragged_dot(a, b, jax.device_put(gs, cpu))
+                                 * jax.device_put(f32(cot.astype(dtype)), cpu)).sum(),
+                   argnums=(0, 1))(jax.device_put(f32(lhs), cpu), jax.device_put(f32(rhs), cpu))
+    tol = 2e-2 if dtype == jnp.bfloat16 else 4e-3
+    for ours, theirs in zip((dlhs, drhs), ref):
+        scale = float(jnp.abs(theirs).max())
+        np.testing.assert_allclose(np.asarray(f32(ours)), np.asarray(theirs),
+                                   rtol=tol, atol=tol * scale)
+
+
+@needs_gpu
+def test_gpu_command_buffer_replay_with_changed_sizes():
+    """A jitted training step compiled with command buffers for custom calls,
+    run with different group sizes each time (same shapes, so the same
+    executable and command buffer), each result checked. In a subprocess,
+    since XLA_FLAGS is read once per process."""
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_gpu_enable_command_buffer="
+                        "FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1").strip()
+    result = subprocess.run([sys.executable, os.path.join(HERE, "jax_command_buffer_step.py")],
+                            env=env, capture_output=True, text=True, timeout=600)
+    print(result.stdout[-4000:], result.stderr[-4000:])
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "command buffer replays: ok" in result.stdout
