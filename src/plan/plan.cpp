@@ -69,7 +69,12 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
       reason = "G=" + std::to_string(shape.groups) + " too many for the 256-wide tile";
     }
   }
-  return Sm90Plan{shape, tile, sm90_tile_config(tile), reason};
+  const bool sparse_k =
+      shape.op == GG_OP_RAGGED_K && shape.k < kSm90SparseKTokens * shape.groups;
+  if (sparse_k) {
+    reason += ", sparse k: groups average " + std::to_string(shape.k / shape.groups) + " tokens";
+  }
+  return Sm90Plan{shape, tile, sm90_tile_config(tile), sparse_k, reason};
 }
 
 std::string Sm90Plan::describe() const {

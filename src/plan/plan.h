@@ -117,10 +117,15 @@ constexpr int64_t kSm90SmemLimit = 227 * 1024 - 2048;
 // Most groups the Hopper kernel takes: the table of the 128-wide tile fits.
 constexpr int64_t kSm90MaxGroups = 2048;
 
+// Ragged-K groups averaging fewer tokens than this take the sparse-K
+// instance: a k-step issues only the wgmma slices that hold group tokens.
+constexpr int64_t kSm90SparseKTokens = 128;
+
 struct Sm90Plan {
   GemmShape shape;
   Sm90Tile tile;
   Sm90TileConfig config;
+  bool sparse_k;
   std::string reason;
 
   // One line for GROUPGEMM_LOG=1.

@@ -162,6 +162,21 @@ TEST(Sm90Plan, ManyGroupsTakeThe128WideTile) {
   EXPECT_NE(plan.describe().find("G=2048 too many"), std::string::npos) << plan.describe();
 }
 
+TEST(Sm90Plan, SmallRaggedKGroupsTakeTheSparseKInstance) {
+  gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_K, 4096);
+  shape.groups = 256;
+  shape.k = 1024;  // decode: 4 tokens per group
+  const gg::Sm90Plan decode = gg::plan_sm90_gemm(shape);
+  EXPECT_TRUE(decode.sparse_k);
+  EXPECT_NE(decode.describe().find("sparse k: groups average 4 tokens"), std::string::npos)
+      << decode.describe();
+  shape.k = 256 * gg::kSm90SparseKTokens;  // prefill
+  EXPECT_FALSE(gg::plan_sm90_gemm(shape).sparse_k);
+  shape.op = GG_OP_RAGGED_M;
+  shape.k = 16;
+  EXPECT_FALSE(gg::plan_sm90_gemm(shape).sparse_k) << "ragged-M contracts over K, never sparse";
+}
+
 TEST(Sm90Plan, DescribeNamesTileAndReason) {
   const std::string line = gg::plan_sm90_gemm(hopper_shape(GG_OP_RAGGED_K, 7168)).describe();
   EXPECT_NE(line.find("sm90 ragged-K"), std::string::npos) << line;

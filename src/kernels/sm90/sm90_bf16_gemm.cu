@@ -32,7 +32,9 @@
 //     wgmma reads the stage. TMA boxes must start 16-byte aligned, so a
 //     group's k-steps begin at its first token rounded down to 8, and the
 //     tokens before the group in the first step are zeroed the same way.
-//     Group starts need no alignment.
+//     Group starts need no alignment. A step issues only the 16-deep wgmma
+//     slices that hold group tokens, and zeroes only within those: a group
+//     of a few tokens costs one wgmma per tile, not four.
 // Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
 // per consumer), the mbarriers, the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232.
@@ -185,16 +187,20 @@ __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* sm
   }
 }
 
-// Zeroes the contraction elements outside [k_begin, k_end) of an operand
-// tile, run by the 256 consumer threads. K-major rows hold 8 16-byte chunks,
-// chunk c of row r stored at c ^ (r % 8) (the 128-byte swizzle); MN-major
-// boxes hold one 128-byte row per k.
+// Zeroes the contraction elements in [k_lo, k_hi) but outside [k_begin,
+// k_end) of an operand tile, run by the 256 consumer threads. [k_lo, k_hi)
+// are the 16-deep slices the wgmma will read; slices outside it are skipped
+// and need no zeros. K-major rows hold 8 16-byte chunks, chunk c of row r
+// stored at c ^ (r % 8) (the 128-byte swizzle); MN-major boxes hold one
+// 128-byte row per k.
 template <bool kKMajor, int kRows>
-__device__ __forceinline__ void zero_outside(uint8_t* tile, int k_begin, int k_end, int thread) {
+__device__ __forceinline__ void zero_outside(uint8_t* tile, int k_lo, int k_hi, int k_begin,
+                                             int k_end, int thread) {
   if constexpr (kKMajor) {
     for (int i = thread; i < kRows * 8; i += kConsumerThreads) {
       const int row = i / 8;
       const int chunk = i % 8;
+      if (chunk * 8 >= k_hi || chunk * 8 + 8 <= k_lo) continue;
       if (chunk * 8 >= k_begin && chunk * 8 + 8 <= k_end) continue;
       uint16_t* elements = reinterpret_cast<uint16_t*>(tile + row * 128 + ((chunk ^ (row & 7)) * 16));
 #pragma unroll
@@ -204,9 +210,10 @@ __device__ __forceinline__ void zero_outside(uint8_t* tile, int k_begin, int k_e
       }
     }
   } else {
-    for (int i = thread; i < (kRows / 64) * 64 * 8; i += kConsumerThreads) {
-      const int box = i / 512;
-      const int k = (i % 512) / 8;
+    const int rows = k_hi - k_lo;
+    for (int i = thread; i < (kRows / 64) * rows * 8; i += kConsumerThreads) {
+      const int box = i / (rows * 8);
+      const int k = k_lo + (i / 8) % rows;
       const int chunk = i % 8;
       if (k >= k_begin && k < k_end) continue;
       *reinterpret_cast<uint4*>(tile + box * kBoxBytes + k * 128 + chunk * 16) = make_uint4(0, 0, 0, 0);
@@ -219,7 +226,11 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
-template <gg_op kOp, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
+// kSparseK (ragged-K with groups of a few tokens): a step issues only the
+// 16-deep wgmma slices that hold group tokens. The skipped slices are
+// predicated off, which makes ptxas serialize the kernel's wgmmas: worth it
+// only when steps are mostly empty, so it is an instance of its own.
+template <gg_op kOp, bool kSparseK, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Cfg = Config<kBlockN>;
   extern __shared__ uint8_t smem_raw[];
@@ -286,12 +297,18 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         wait_barrier(&full[stage], phase);
         uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
         uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
+        // The group's elements of this step, [k_begin, k_end), and the
+        // 16-deep slices the step reads, [k_lo, k_hi): with kSparseK only
+        // those holding group tokens (a group of a few tokens costs one wgmma
+        // per step, not four). Their elements outside the group are zeroed.
         const int k_begin = ks == 0 ? t.k_first : 0;
         const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
-        if (kOp == GG_OP_RAGGED_K && (k_begin > 0 || k_end < kBlockK)) {
+        const int k_lo = kSparseK ? k_begin / 16 * 16 : 0;
+        const int k_hi = kSparseK ? (k_end + 15) / 16 * 16 : kBlockK;
+        if (kOp == GG_OP_RAGGED_K && (k_begin > k_lo || k_end < k_hi)) {
           const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
-          zero_outside<kAKMajor, kBlockM>(a_stage, k_begin, k_end, zeroing_thread);
-          zero_outside<kBKMajor, kBlockN>(b_stage, k_begin, k_end, zeroing_thread);
+          zero_outside<kAKMajor, kBlockM>(a_stage, k_lo, k_hi, k_begin, k_end, zeroing_thread);
+          zero_outside<kBKMajor, kBlockN>(b_stage, k_lo, k_hi, k_begin, k_end, zeroing_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
@@ -305,7 +322,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
           wgmma<kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
               acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
-              ks > 0 || k16 > 0);
+              ks > 0 || k16 * 16 > k_lo, k16 * 16 >= k_lo && k16 * 16 < k_hi);
         }
         wgmma_commit();
         fence_accumulators(acc);
@@ -378,10 +395,10 @@ void log_choice(const Sm90Plan& plan, const OutputParams& o) {
   api::log_line(plan.describe() + (o.bulk ? ", TMA-store epilogue" : ", direct-store epilogue"));
 }
 
-template <gg_op kOp, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
+template <gg_op kOp, bool kSparseK, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
   const size_t smem = Config<kBlockN>::smem_bytes(groups);
-  auto kernel = grouped_gemm_kernel<kOp, kBlockN, T, kAKMajor, kBKMajor>;
+  auto kernel = grouped_gemm_kernel<kOp, kSparseK, kBlockN, T, kAKMajor, kBKMajor>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       cudaSuccess) {
     return GG_STATUS_CUDA_ERROR;
@@ -391,15 +408,15 @@ gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
 }
 
 // Picks the template instance: tile width, element type, operand majors.
-template <gg_op kOp, int kBlockN>
+template <gg_op kOp, bool kSparseK, int kBlockN>
 gg_status dispatch_type(Params& p, const gg_gemm_desc& d, bool a_kmajor, bool b_kmajor, int sm_count,
                         cudaStream_t stream) {
   const bool bf16 = d.lhs.dtype == GG_DTYPE_BF16;
   const int g = d.num_groups;
 #define GG_SM90_CASE(A, B)                                                                     \
   if (a_kmajor == A && b_kmajor == B) {                                                        \
-    return bf16 ? launch<kOp, kBlockN, __nv_bfloat16, A, B>(p, g, sm_count, stream)            \
-                : launch<kOp, kBlockN, __half, A, B>(p, g, sm_count, stream);                  \
+    return bf16 ? launch<kOp, kSparseK, kBlockN, __nv_bfloat16, A, B>(p, g, sm_count, stream)  \
+                : launch<kOp, kSparseK, kBlockN, __half, A, B>(p, g, sm_count, stream);        \
   }
   if constexpr (kOp == GG_OP_RAGGED_M) {
     GG_SM90_CASE(true, true)
@@ -494,8 +511,10 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                      d.num_groups, d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
     if (!ok) return GG_STATUS_CUDA_ERROR;
     return block_n == 256
-               ? dispatch_type<GG_OP_RAGGED_M, 256>(p, d, a_kmajor, b_kmajor, info.sm_count, stream)
-               : dispatch_type<GG_OP_RAGGED_M, 128>(p, d, a_kmajor, b_kmajor, info.sm_count, stream);
+               ? dispatch_type<GG_OP_RAGGED_M, false, 256>(p, d, a_kmajor, b_kmajor, info.sm_count,
+                                                           stream)
+               : dispatch_type<GG_OP_RAGGED_M, false, 128>(p, d, a_kmajor, b_kmajor, info.sm_count,
+                                                           stream);
   }
   // Ragged-K: lhs [M, P] (N, MN-major) or [P, M] (T, K-major); rhs [M, Q] or [Q, M].
   a_kmajor = d.lhs_layout == GG_LAYOUT_T;
@@ -514,9 +533,15 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
                    d.rhs.strides[0], 0, b_kmajor, block_n, &why);
   if (!ok) return GG_STATUS_CUDA_ERROR;
+  const int sm_count = info.sm_count;
+  if (plan.sparse_k) {
+    return block_n == 256
+               ? dispatch_type<GG_OP_RAGGED_K, true, 256>(p, d, a_kmajor, b_kmajor, sm_count, stream)
+               : dispatch_type<GG_OP_RAGGED_K, true, 128>(p, d, a_kmajor, b_kmajor, sm_count, stream);
+  }
   return block_n == 256
-             ? dispatch_type<GG_OP_RAGGED_K, 256>(p, d, a_kmajor, b_kmajor, info.sm_count, stream)
-             : dispatch_type<GG_OP_RAGGED_K, 128>(p, d, a_kmajor, b_kmajor, info.sm_count, stream);
+             ? dispatch_type<GG_OP_RAGGED_K, false, 256>(p, d, a_kmajor, b_kmajor, sm_count, stream)
+             : dispatch_type<GG_OP_RAGGED_K, false, 128>(p, d, a_kmajor, b_kmajor, sm_count, stream);
 }
 
 }  // namespace gg

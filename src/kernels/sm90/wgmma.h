@@ -4,7 +4,9 @@
 // both operands in shared memory (described by smem descriptors), fp32
 // accumulators in registers: N/2 floats per thread of the warpgroup.
 // kTransA / kTransB = 1 read an operand stored MN-major (the 16-bit types
-// allow it); `accumulate` = 0 overwrites D (the first k-step of a tile).
+// allow it); `accumulate` = 0 overwrites D (the first k-step of a tile);
+// `issue` = 0 skips the instruction (a predicate, not a branch: a wgmma under
+// a branch makes ptxas serialize every wgmma of the kernel).
 // The asm operand lists are spelled out by macro because inline PTX cannot
 // loop over registers; the macros exist only in this file.
 #pragma once
@@ -20,8 +22,8 @@ namespace gg::sm90 {
 // D[64 x 128] (+)= A * B: 64 accumulators per thread.
 #define GG_WGMMA_M64N128K16(PTX_TYPE)                                                         \
   asm volatile(                                                                              \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                       \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX_TYPE "." PTX_TYPE " "                 \
+      "{\n.reg .pred p, q;\nsetp.ne.b32 p, %66, 0;\nsetp.ne.b32 q, %69, 0;\n"                                       \
+      "@q wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX_TYPE "." PTX_TYPE " "                 \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
       "%64, %65, p, 1, 1, %67, %68;\n}\n"                                      \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
@@ -32,13 +34,13 @@ namespace gg::sm90 {
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB))
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB), "r"(issue))
 
 // D[64 x 256] (+)= A * B: 128 accumulators per thread.
 #define GG_WGMMA_M64N256K16(PTX_TYPE)                                                         \
   asm volatile(                                                                              \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                       \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX_TYPE "." PTX_TYPE " "                 \
+      "{\n.reg .pred p, q;\nsetp.ne.b32 p, %130, 0;\nsetp.ne.b32 q, %133, 0;\n"                                       \
+      "@q wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX_TYPE "." PTX_TYPE " "                 \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
       "%128, %129, p, 1, 1, %131, %132;\n}\n"                                      \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
@@ -57,14 +59,14 @@ namespace gg::sm90 {
           "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB))
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB), "r"(issue))
 
 template <typename T>
 constexpr bool kIsBf16 = std::is_same_v<T, __nv_bfloat16>;
 
 template <int N, typename T, int kTransA, int kTransB>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
-                                      int accumulate) {
+                                      int accumulate, int issue) {
   static_assert(N == 128 || N == 256, "tile widths of the Hopper kernels");
   if constexpr (N == 128) {
     if constexpr (kIsBf16<T>) {
