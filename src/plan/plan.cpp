@@ -62,7 +62,12 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   std::string reason = "n=" + std::to_string(shape.n) + " <= 128";
   Sm90Tile tile = Sm90Tile::k128x128;
   if (shape.n > 128) {
-    if (sm90_smem_bytes(wide_tile, shape.groups) <= kSm90SmemLimit) {
+    const int64_t rows_per_group = shape.m / shape.groups;
+    if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kSm90ShortGroupRows) {
+      tile = Sm90Tile::k64x256;
+      reason = "n=" + std::to_string(shape.n) + " > 128, groups average " +
+               std::to_string(rows_per_group) + " rows";
+    } else if (sm90_smem_bytes(wide_tile, shape.groups) <= kSm90SmemLimit) {
       tile = Sm90Tile::k128x256;
       reason = "n=" + std::to_string(shape.n) + " > 128";
     } else {

@@ -81,7 +81,11 @@ GemmShape gemm_shape(const gg_gemm_desc& desc, int sm_count, int compute_capabil
 // instantiation. Shared memory holds the ring of stages, a staging buffer
 // for the TMA-store epilogue (the tile in 16-bit elements; fp32 outputs go
 // out in two halves) and the group table, within the 227 KB a CTA may use.
-enum class Sm90Tile { k128x128, k128x256 };
+enum class Sm90Tile {
+  k128x128,
+  k128x256,
+  k64x256,  // ragged-M with short groups: the consumers split the columns
+};
 
 struct Sm90TileConfig {
   int block_m;
@@ -91,8 +95,9 @@ struct Sm90TileConfig {
 };
 
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile) {
-  return tile == Sm90Tile::k128x256 ? Sm90TileConfig{128, 256, 64, 3}
-                                    : Sm90TileConfig{128, 128, 64, 5};
+  return tile == Sm90Tile::k128x256  ? Sm90TileConfig{128, 256, 64, 3}
+         : tile == Sm90Tile::k64x256 ? Sm90TileConfig{64, 256, 64, 4}
+                                     : Sm90TileConfig{128, 128, 64, 5};
 }
 
 constexpr int64_t sm90_stage_bytes(const Sm90TileConfig& c) {
@@ -117,6 +122,11 @@ constexpr int64_t kSm90SmemLimit = 227 * 1024 - 2048;
 // Most groups the Hopper kernel takes: the table of the 128-wide tile fits.
 constexpr int64_t kSm90MaxGroups = 2048;
 
+// Ragged-M groups averaging at most this many rows take 64-row tiles: a
+// group's last tile is then at most 63 rows short, not 127 (skewed routing
+// gives many groups a few rows).
+constexpr int64_t kSm90ShortGroupRows = 128;
+
 // Ragged-K groups averaging fewer tokens than this take the sparse-K
 // instance: a k-step issues only the wgmma slices that hold group tokens.
 constexpr int64_t kSm90SparseKTokens = 128;
@@ -132,10 +142,11 @@ struct Sm90Plan {
   std::string describe() const;
 };
 
-// Outputs wider than 128 columns take the 256-wide tile: one m64n256k16
-// wgmma per k16 step reads each lhs tile once for twice the columns. Up to
-// 128 columns, or with more groups than its shared memory holds, the
-// 128-wide tile.
+// Outputs wider than 128 columns take a 256-wide tile: one m64n256k16 wgmma
+// per k16 step reads each lhs tile once for twice the columns; 64 rows high
+// (two m64n128 halves) for ragged-M with short groups, else 128. Up to 128
+// columns, or with more groups than its shared memory holds, the 128 x 128
+// tile.
 Sm90Plan plan_sm90_gemm(const GemmShape& shape);
 
 }  // namespace gg

@@ -162,6 +162,21 @@ TEST(Sm90Plan, ManyGroupsTakeThe128WideTile) {
   EXPECT_NE(plan.describe().find("G=2048 too many"), std::string::npos) << plan.describe();
 }
 
+TEST(Sm90Plan, ShortRaggedMGroupsTake64RowTiles) {
+  gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_M, 4096);
+  shape.groups = 128;
+  shape.m = 128 * gg::kSm90ShortGroupRows;
+  const gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
+  EXPECT_EQ(plan.tile, gg::Sm90Tile::k64x256);
+  EXPECT_EQ(plan.config.block_m, 64);
+  EXPECT_NE(plan.describe().find("groups average 128 rows"), std::string::npos) << plan.describe();
+  shape.m += 128;
+  EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k128x256);
+  shape.op = GG_OP_RAGGED_K;  // its output rows are not ragged
+  shape.m = 64;
+  EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k128x256);
+}
+
 TEST(Sm90Plan, SmallRaggedKGroupsTakeTheSparseKInstance) {
   gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_K, 4096);
   shape.groups = 256;

@@ -17,8 +17,9 @@
 //     contiguous is loaded K-major in one box; one whose M/N dim is contiguous
 //     is loaded MN-major as 64-wide boxes and read by wgmma transposed.
 //     Out-of-bounds elements read as zero (TMA), so K and N tails need no code.
-//   - Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and runs
-//     wgmma m64nBNk16, keeping one wgmma group in flight while releasing the
+//   - Warpgroups 1 and 2 are consumers: each owns 64 rows of a 128-row tile
+//     (or, in a 64-row tile for short ragged-M groups, half its columns) and
+//     runs wgmma m64nNk16, keeping one wgmma group in flight while releasing the
 //     stage of the one before. The epilogue (epilogue.cuh) applies alpha,
 //     beta and bias in fp32 and leaves through TMA stores from a staging
 //     buffer, draining while the warpgroup starts its next tile; a block that
@@ -62,29 +63,33 @@
 namespace gg::sm90 {
 namespace {
 
-constexpr int kBlockM = 128;
 constexpr int kBlockK = 64;
 constexpr int kThreads = 384;
 constexpr int kConsumerThreads = 256;
 constexpr int kBoxBytes = 64 * 128;  // one 64 x 64 16-bit TMA box
 
-template <int kBlockN>
+// The layout of one tile shape. A 128-row tile gives each consumer 64 rows of
+// all BN columns; a 64-row tile gives each the 64 rows and half the columns.
+template <Sm90Tile kShape>
 struct Config {
-  static constexpr Sm90TileConfig kTile =
-      sm90_tile_config(kBlockN == 256 ? Sm90Tile::k128x256 : Sm90Tile::k128x128);
-  static_assert(kTile.block_m == kBlockM && kTile.block_n == kBlockN && kTile.block_k == kBlockK,
-                "the plan's tile is the kernel's tile");
+  static constexpr Sm90TileConfig kTile = sm90_tile_config(kShape);
+  static_assert(kTile.block_k == kBlockK, "the plan's tile is the kernel's tile");
+  static constexpr int kBlockM = kTile.block_m;
+  static constexpr int kBlockN = kTile.block_n;
+  static constexpr bool kSplitN = kBlockM == 64;
+  static constexpr int kConsumerN = kSplitN ? kBlockN / 2 : kBlockN;  // columns per consumer
   static constexpr int kStages = kTile.stages;
   static constexpr int kAStageBytes = kBlockM * kBlockK * 2;
   static constexpr int kBStageBytes = kBlockN * kBlockK * 2;
   static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
-  static constexpr int kAccumulators = kBlockN / 2;
+  static constexpr int kAccumulators = kConsumerN / 2;
   static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
   static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
   static constexpr size_t kTableOffset = kBarrierOffset + 2 * kStages * sizeof(uint64_t);
   static_assert(kStagingOffset % 1024 == 0 && kStagingBytes % 1024 == 0,
                 "TMA 128-byte swizzled boxes start 1024-byte aligned");
+  static_assert(kStagingBytes == 64 * kConsumerN * 2, "a consumer's 64 rows in 16-bit values");
   static size_t smem_bytes(int groups) { return sm90_smem_bytes(kTile, groups); }
   static_assert(kTableOffset + 1024 == sm90_smem_bytes(kTile, 0) - 4, "plan.h's layout");
 };
@@ -117,7 +122,7 @@ struct Tile {
   int rows;     // valid output rows from a_mn
 };
 
-template <gg_op kOp, int kBlockN>
+template <gg_op kOp, int kBlockM, int kBlockN>
 struct TileMap {
   const Params& p;
   GroupTable table;
@@ -230,9 +235,11 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
 // 16-deep wgmma slices that hold group tokens. The skipped slices are
 // predicated off, which makes ptxas serialize the kernel's wgmmas: worth it
 // only when steps are mostly empty, so it is an instance of its own.
-template <gg_op kOp, bool kSparseK, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
+template <gg_op kOp, bool kSparseK, Sm90Tile kShape, typename T, bool kAKMajor, bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
-  using Cfg = Config<kBlockN>;
+  using Cfg = Config<kShape>;
+  constexpr int kBlockM = Cfg::kBlockM;
+  constexpr int kBlockN = Cfg::kBlockN;
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte aligned by an offset from the array, not through an integer
   // cast, so the compiler still knows these are shared-memory addresses (and
@@ -255,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
   __syncthreads();
 
-  const TileMap<kOp, kBlockN> tiles{p, table, (p.out.cols + kBlockN - 1) / kBlockN};
+  const TileMap<kOp, kBlockM, kBlockN> tiles{p, table, (p.out.cols + kBlockN - 1) / kBlockN};
   const int tile_count = tiles.count();
 
   if (threadIdx.x < 128) {
@@ -313,14 +320,20 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
         }
+        // This consumer's 64 rows of A and columns of B: rows 64 * consumer
+        // of a 128-row tile, or columns kConsumerN * consumer of a 64-row one
+        // (K-major rows of 128 bytes; MN-major boxes of 64).
+        const int a_part = Cfg::kSplitN ? 0 : consumer;
+        const int b_part = Cfg::kSplitN ? consumer : 0;
         const uint64_t desc_a =
-            operand_desc<kAKMajor>(a_stage + consumer * (kAKMajor ? 64 * 128 : kBoxBytes));
-        const uint64_t desc_b = operand_desc<kBKMajor>(b_stage);
+            operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
+        const uint64_t desc_b = operand_desc<kBKMajor>(
+            b_stage + b_part * (kBKMajor ? Cfg::kConsumerN * 128 : Cfg::kConsumerN / 64 * kBoxBytes));
         fence_accumulators(acc);
         wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
-          wgmma<kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
+          wgmma<Cfg::kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
               acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
               ks > 0 || k16 * 16 > k_lo, k16 * 16 >= k_lo && k16 * 16 < k_hi);
         }
@@ -342,9 +355,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 #pragma unroll
         for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
       }
-      store_block<kOp == GG_OP_RAGGED_K, kBlockN>(
-          p.out, t.group, t.a_mn + consumer * 64, min(64, t.rows - consumer * 64), t.b_mn, thread,
-          2 + consumer, smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
+      const int first_row = Cfg::kSplitN ? 0 : consumer * 64;
+      store_block<kOp == GG_OP_RAGGED_K, Cfg::kConsumerN>(
+          p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
+          t.b_mn + (Cfg::kSplitN ? consumer * Cfg::kConsumerN : 0), thread, 2 + consumer,
+          smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
     }
     drain_stores(thread);
   }
@@ -395,10 +410,10 @@ void log_choice(const Sm90Plan& plan, const OutputParams& o) {
   api::log_line(plan.describe() + (o.bulk ? ", TMA-store epilogue" : ", direct-store epilogue"));
 }
 
-template <gg_op kOp, bool kSparseK, int kBlockN, typename T, bool kAKMajor, bool kBKMajor>
+template <gg_op kOp, bool kSparseK, Sm90Tile kShape, typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
-  const size_t smem = Config<kBlockN>::smem_bytes(groups);
-  auto kernel = grouped_gemm_kernel<kOp, kSparseK, kBlockN, T, kAKMajor, kBKMajor>;
+  const size_t smem = Config<kShape>::smem_bytes(groups);
+  auto kernel = grouped_gemm_kernel<kOp, kSparseK, kShape, T, kAKMajor, kBKMajor>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       cudaSuccess) {
     return GG_STATUS_CUDA_ERROR;
@@ -407,16 +422,16 @@ gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
   return cudaGetLastError() == cudaSuccess ? GG_STATUS_SUCCESS : GG_STATUS_CUDA_ERROR;
 }
 
-// Picks the template instance: tile width, element type, operand majors.
-template <gg_op kOp, bool kSparseK, int kBlockN>
+// Picks the template instance: element type, operand majors.
+template <gg_op kOp, bool kSparseK, Sm90Tile kShape>
 gg_status dispatch_type(Params& p, const gg_gemm_desc& d, bool a_kmajor, bool b_kmajor, int sm_count,
                         cudaStream_t stream) {
   const bool bf16 = d.lhs.dtype == GG_DTYPE_BF16;
   const int g = d.num_groups;
 #define GG_SM90_CASE(A, B)                                                                     \
   if (a_kmajor == A && b_kmajor == B) {                                                        \
-    return bf16 ? launch<kOp, kSparseK, kBlockN, __nv_bfloat16, A, B>(p, g, sm_count, stream)  \
-                : launch<kOp, kSparseK, kBlockN, __half, A, B>(p, g, sm_count, stream);        \
+    return bf16 ? launch<kOp, kSparseK, kShape, __nv_bfloat16, A, B>(p, g, sm_count, stream)   \
+                : launch<kOp, kSparseK, kShape, __half, A, B>(p, g, sm_count, stream);         \
   }
   if constexpr (kOp == GG_OP_RAGGED_M) {
     GG_SM90_CASE(true, true)
@@ -485,8 +500,10 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
 
   const Sm90Plan plan =
       plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
+  const int block_m = plan.config.block_m;
   const int block_n = plan.config.block_n;
   const int64_t m = p.rows_capacity;
+  const int sm_count = info.sm_count;
   bool a_kmajor;
   bool b_kmajor;
   bool ok;
@@ -506,15 +523,22 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     log_choice(plan, p.out);
     a_kmajor = true;
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
-                     kBlockM, &why) &&
+                     block_m, &why) &&
          operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? k : n, b_kmajor ? n : k,
                      d.num_groups, d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
     if (!ok) return GG_STATUS_CUDA_ERROR;
-    return block_n == 256
-               ? dispatch_type<GG_OP_RAGGED_M, false, 256>(p, d, a_kmajor, b_kmajor, info.sm_count,
-                                                           stream)
-               : dispatch_type<GG_OP_RAGGED_M, false, 128>(p, d, a_kmajor, b_kmajor, info.sm_count,
-                                                           stream);
+    switch (plan.tile) {
+      case Sm90Tile::k64x256:
+        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k64x256>(p, d, a_kmajor, b_kmajor,
+                                                                       sm_count, stream);
+      case Sm90Tile::k128x256:
+        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k128x256>(p, d, a_kmajor, b_kmajor,
+                                                                        sm_count, stream);
+      case Sm90Tile::k128x128:
+        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k128x128>(p, d, a_kmajor, b_kmajor,
+                                                                        sm_count, stream);
+    }
+    return GG_STATUS_INTERNAL_ERROR;
   }
   // Ragged-K: lhs [M, P] (N, MN-major) or [P, M] (T, K-major); rhs [M, Q] or [Q, M].
   a_kmajor = d.lhs_layout == GG_LAYOUT_T;
@@ -529,19 +553,22 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   output_map(&p.out, pdim, d.num_groups);
   log_choice(plan, p.out);
   ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
-                   d.lhs.strides[0], 0, a_kmajor, kBlockM, &why) &&
+                   d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
                    d.rhs.strides[0], 0, b_kmajor, block_n, &why);
   if (!ok) return GG_STATUS_CUDA_ERROR;
-  const int sm_count = info.sm_count;
+  // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
+  constexpr Sm90Tile kWide = Sm90Tile::k128x256;
+  constexpr Sm90Tile kNarrow = Sm90Tile::k128x128;
+  const bool wide = plan.tile == kWide;
   if (plan.sparse_k) {
-    return block_n == 256
-               ? dispatch_type<GG_OP_RAGGED_K, true, 256>(p, d, a_kmajor, b_kmajor, sm_count, stream)
-               : dispatch_type<GG_OP_RAGGED_K, true, 128>(p, d, a_kmajor, b_kmajor, sm_count, stream);
+    return wide ? dispatch_type<GG_OP_RAGGED_K, true, kWide>(p, d, a_kmajor, b_kmajor, sm_count, stream)
+                : dispatch_type<GG_OP_RAGGED_K, true, kNarrow>(p, d, a_kmajor, b_kmajor, sm_count,
+                                                                stream);
   }
-  return block_n == 256
-             ? dispatch_type<GG_OP_RAGGED_K, false, 256>(p, d, a_kmajor, b_kmajor, sm_count, stream)
-             : dispatch_type<GG_OP_RAGGED_K, false, 128>(p, d, a_kmajor, b_kmajor, sm_count, stream);
+  return wide ? dispatch_type<GG_OP_RAGGED_K, false, kWide>(p, d, a_kmajor, b_kmajor, sm_count, stream)
+              : dispatch_type<GG_OP_RAGGED_K, false, kNarrow>(p, d, a_kmajor, b_kmajor, sm_count,
+                                                               stream);
 }
 
 }  // namespace gg
