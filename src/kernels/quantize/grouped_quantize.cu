@@ -530,6 +530,127 @@ __device__ void flush_group_amax(const QuantizeParams& p, int32_t g, uint32_t* a
   __syncthreads();
 }
 
+// Tile `index` of the chunk of `count` groups from group `base`: its group
+// is the first whose tile_end exceeds `index`.
+template <int TM>
+__device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_t index,
+                        int64_t tiles_k, int64_t cols) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (chunk.tile_end[mid] > index) hi = mid; else lo = mid + 1;
+  }
+  const int64_t group_tiles = ceil_div(chunk.size[lo], TM) * tiles_k;
+  const int64_t local = index - (chunk.tile_end[lo] - group_tiles);
+  Tile t;
+  t.g = static_cast<int32_t>(base + lo);
+  int64_t m_tile = 0;
+  divide(local, tiles_k, &m_tile, &t.k_tile);
+  t.row0 = m_tile * TM;
+  t.token0 = chunk.start[lo] + t.row0;
+  t.rows = static_cast<int>(min64(TM, chunk.size[lo] - t.row0));
+  t.k0 = t.k_tile * kTk;
+  t.cols = static_cast<int>(min64(kTk, cols - t.k0));
+  t.first_block = chunk.first_block[lo];
+  return t;
+}
+
+// Element index of the tile's (token 0, k0) in the input.
+__device__ int64_t input_base_of(const QuantizeParams& p, const Tile& t) {
+  return (p.stacked ? t.g * p.input_matrix_stride : 0) + t.k0;
+}
+
+// ---- staged loads ----
+// At TM = 32 the next tile's input is copied by cp.async into a staging
+// buffer while the current tile is coded, so that loads stay in flight
+// through the compute phases. A thread copies and later decodes the same
+// 16-byte slots of every tile, so no barrier guards the buffer; the slots
+// that are not whole aligned vectors inside the tile (ragged edges) are read
+// directly when decoded.
+constexpr int kStageBytes = 32 * kTk * 4;
+
+__device__ void cp_async16(void* shared, const void* global) {
+  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+}
+
+// The input of slot (r, c) of tile t when it comes as one aligned vector,
+// else null.
+template <gg_dtype kIn, int kVec>
+__device__ const void* vector_source(const QuantizeParams& p, const Tile& t, int64_t input_base,
+                                     int r, int c) {
+  if (r >= t.rows || c >= t.cols || t.cols - c < kVec) return nullptr;
+  const auto* source = static_cast<const typename InputType<kIn>::Word*>(p.input) + input_base +
+                       (t.token0 + r) * p.input_stride + c;
+  return reinterpret_cast<uintptr_t>(source) % 16 == 0 ? source : nullptr;
+}
+
+template <int TM, gg_dtype kIn>
+__device__ void stage_tile(const QuantizeParams& p, const Tile& t, uint4* stage) {
+  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
+  constexpr int kPerRow = kTk / kVec;
+  const int64_t input_base = input_base_of(p, t);
+#pragma unroll
+  for (int it = 0; it < TM * kPerRow / kThreads; ++it) {
+    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
+    const void* source = vector_source<kIn, kVec>(p, t, input_base, job / kPerRow,
+                                                  (job % kPerRow) * kVec);
+    if (source != nullptr) cp_async16(stage + job, source);
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// The staged tile into the fp32 tile, as load_tile; returns this thread's
+// max of |x| bits.
+template <int TM, gg_dtype kIn>
+__device__ uint32_t unstage_tile(const QuantizeParams& p, const Tile& t, const uint4* stage,
+                                 float* tile) {
+  using In = InputType<kIn>;
+  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
+  constexpr int kPerRow = kTk / kVec;
+  const int64_t input_base = input_base_of(p, t);
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  uint32_t amax = 0;
+#pragma unroll
+  for (int it = 0; it < TM * kPerRow / kThreads; ++it) {
+    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
+    const int r = job / kPerRow;
+    const int c = (job % kPerRow) * kVec;
+    float x[kVec];
+    if (vector_source<kIn, kVec>(p, t, input_base, r, c) != nullptr) {
+      const uint4 v = stage[job];
+      typename In::Word w[kVec];
+      memcpy(w, &v, sizeof v);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) x[i] = In::decode(w[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) x[i] = 0.0f;
+      if (r < t.rows && c < t.cols) {
+        load_vector<kIn, kVec>(p.input, input_base + (t.token0 + r) * p.input_stride + c,
+                               t.cols - c, x);
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < kVec; h += 4) {
+      *reinterpret_cast<float4*>(tile + tile_index(r, c + h)) =
+          make_float4(x[h], x[h + 1], x[h + 2], x[h + 3]);
+    }
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) amax = max(amax, abs_bits(x[i]));
+  }
+  return amax;
+}
+
+template <int TM>
+__device__ void stage_any(const QuantizeParams& p, const Tile& t, uint4* stage) {
+  switch (p.input_type) {
+    case GG_DTYPE_BF16: stage_tile<TM, GG_DTYPE_BF16>(p, t, stage); break;
+    case GG_DTYPE_FP16: stage_tile<TM, GG_DTYPE_FP16>(p, t, stage); break;
+    default: stage_tile<TM, GG_DTYPE_FP32>(p, t, stage); break;
+  }
+}
+
 // CTAs per SM the register allocation must allow: four (64 registers a
 // thread), three for the quantize pass at TM = 128, whose 72 KB of shared
 // memory admit no more.
@@ -539,6 +660,8 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
   extern __shared__ float4 dynamic_smem[];  // the tile, then the columnwise scratch
   float* tile = reinterpret_cast<float*>(dynamic_smem);
   auto* scratch = reinterpret_cast<ColumnScratch<TM>*>(tile + TM * kTk);
+  constexpr bool kStaged = TM == 32;
+  uint4* stage = reinterpret_cast<uint4*>(scratch + 1);
   __shared__ GroupChunk chunk;
   __shared__ uint32_t reduce[kWarps];
 
@@ -627,26 +750,10 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
     const int64_t chunk_end = tiles_before + (kPass == Pass::kAmax || writes ? tiles_total : 0);
     int64_t first = tiles_before + (static_cast<int64_t>(blockIdx.x) - tiles_before % gridDim.x +
                                     gridDim.x) % gridDim.x;
+    bool staged = false;  // the tile `index` is in the staging buffer
     for (int64_t index = first; index < chunk_end; index += gridDim.x) {
-      // First group of the chunk whose tile_end exceeds `index`.
-      int lo = 0, hi = count - 1;
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (chunk.tile_end[mid] > index) hi = mid; else lo = mid + 1;
-      }
-      const int64_t group_tiles = ceil_div(chunk.size[lo], TM) * tiles_k;
-      const int64_t local = index - (chunk.tile_end[lo] - group_tiles);
-      Tile t;
-      t.g = static_cast<int32_t>(base + lo);
-      int64_t m_tile = 0;
-      divide(local, tiles_k, &m_tile, &t.k_tile);
-      t.row0 = m_tile * TM;
-      t.token0 = chunk.start[lo] + t.row0;
-      t.rows = static_cast<int>(min64(TM, chunk.size[lo] - t.row0));
-      t.k0 = t.k_tile * kTk;
-      t.cols = static_cast<int>(min64(kTk, p.cols - t.k0));
-      t.first_block = chunk.first_block[lo];
-      const int64_t input_base = (p.stacked ? t.g * p.input_matrix_stride : 0) + t.k0;
+      const Tile t = tile_at<TM>(chunk, count, base, index, tiles_k, p.cols);
+      const int64_t input_base = input_base_of(p, t);
 
       if constexpr (kPass == Pass::kAmax) {
         if (t.g != amax_group) {  // the same for the whole CTA
@@ -663,10 +770,19 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
         tensor_amax = max(tensor_amax, a);
       } else {
         uint32_t a = 0;
-        switch (p.input_type) {
-          case GG_DTYPE_BF16: a = load_tile<TM, GG_DTYPE_BF16>(p, t, input_base, tile); break;
-          case GG_DTYPE_FP16: a = load_tile<TM, GG_DTYPE_FP16>(p, t, input_base, tile); break;
-          default: a = load_tile<TM, GG_DTYPE_FP32>(p, t, input_base, tile); break;
+        if constexpr (kStaged) {
+          if (!staged) stage_any<TM>(p, t, stage);
+          switch (p.input_type) {
+            case GG_DTYPE_BF16: a = unstage_tile<TM, GG_DTYPE_BF16>(p, t, stage, tile); break;
+            case GG_DTYPE_FP16: a = unstage_tile<TM, GG_DTYPE_FP16>(p, t, stage, tile); break;
+            default: a = unstage_tile<TM, GG_DTYPE_FP32>(p, t, stage, tile); break;
+          }
+        } else {
+          switch (p.input_type) {
+            case GG_DTYPE_BF16: a = load_tile<TM, GG_DTYPE_BF16>(p, t, input_base, tile); break;
+            case GG_DTYPE_FP16: a = load_tile<TM, GG_DTYPE_FP16>(p, t, input_base, tile); break;
+            default: a = load_tile<TM, GG_DTYPE_FP32>(p, t, input_base, tile); break;
+          }
         }
         if (need_tile_amax) {
           a = warp_max(a);
@@ -678,6 +794,12 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
           uint32_t all = 0;
           for (int w = 0; w < kWarps; ++w) all = max(all, reduce[w]);
           tile_amax = fmt::bits_float(all);
+        }
+        if constexpr (kStaged) {
+          // The next tile of the chunk streams in while this one is coded.
+          const int64_t next = index + gridDim.x;
+          staged = next < chunk_end;
+          if (staged) stage_any<TM>(p, tile_at<TM>(chunk, count, base, next, tiles_k, p.cols), stage);
         }
         const int64_t matrix = p.stacked ? t.g : 0;
         if (p.rowwise.data != nullptr) {
@@ -726,7 +848,8 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
                    cudaStream_t stream) {
   const auto kernel = quantize_kernel<TM, kPass>;
   const size_t smem = kPass == Pass::kQuantize
-                          ? static_cast<size_t>(TM) * kTk * sizeof(float) + sizeof(ColumnScratch<TM>)
+                          ? static_cast<size_t>(TM) * kTk * sizeof(float) +
+                                sizeof(ColumnScratch<TM>) + (TM == 32 ? kStageBytes : 0)
                           : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
