@@ -41,8 +41,8 @@
 // A 128x128 block takes the tile's amax, reduced while the tile loads.
 //
 // Formats whose scale comes from an amax (fp8 tensor/group scale, the nvfp4
-// tensor scale) or a requested amax output take a first launch over the same
-// tiles, a plain streaming read: every thread keeps a running max of the
+// tensor scale) or a requested amax output take a first launch over tiles of
+// 128 tokens, a plain streaming read: every thread keeps a running max of the
 // fp32 bits of |x| (the order amax_accumulate uses) and the CTA merges it
 // with atomicMax into the group's word in the workspace only when its next
 // tile belongs to another group, and into the tensor word once at the end,
@@ -887,9 +887,10 @@ cudaError_t launch_grouped_quantize(const QuantizeParams& params, int sm_count,
   const int tm = tile_rows(params);
   const int64_t bound = max_tiles(params, tm);
   if (params.amax_pass) {
-    const cudaError_t error = tm == 128
-                                  ? launch<128, Pass::kAmax>(params, bound, sm_count, stream)
-                                  : launch<32, Pass::kAmax>(params, bound, sm_count, stream);
+    // The amax pass takes 128-token tiles whatever the outputs: eight
+    // 16-byte loads a thread in flight, and a quarter of the tile lookups.
+    const cudaError_t error =
+        launch<128, Pass::kAmax>(params, max_tiles(params, 128), sm_count, stream);
     if (error != cudaSuccess) return error;
   }
   return tm == 128 ? launch<128, Pass::kQuantize>(params, bound, sm_count, stream)
