@@ -192,26 +192,75 @@ __device__ void load_vector(const void* input, int64_t index, int valid, float x
   for (int i = 0; i < kVec; ++i) x[i] = i < valid ? In::decode(source[i]) : 0.0f;
 }
 
+// The input of slot (r, c) of tile t when it comes as one aligned vector,
+// else null.
+template <gg_dtype kIn, int kVec>
+__device__ const void* vector_source(const QuantizeParams& p, const Tile& t, int64_t input_base,
+                                     int r, int c) {
+  if (r >= t.rows || c >= t.cols || t.cols - c < kVec) return nullptr;
+  const auto* source = static_cast<const typename InputType<kIn>::Word*>(p.input) + input_base +
+                       (t.token0 + r) * p.input_stride + c;
+  return reinterpret_cast<uintptr_t>(source) % 16 == 0 ? source : nullptr;
+}
+
+// Calls sink(r, c, x) with the kVec elements x of every 16-byte slot (r, c)
+// of tile t that this thread owns (zeros outside the tile's valid rows and
+// columns). The loads of kBatch slots are issued before any is used, so
+// that they are in flight together; slots that are not whole aligned
+// vectors (ragged edges) are read element by element afterwards.
+template <int TM, gg_dtype kIn, int kMaxBatch, class Sink>
+__device__ void for_each_slot(const QuantizeParams& p, const Tile& t, int64_t input_base,
+                              Sink&& sink) {
+  using In = InputType<kIn>;
+  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;  // 16 bytes
+  constexpr int kPerRow = kTk / kVec;
+  constexpr int kJobs = TM * kPerRow / kThreads;
+  constexpr int kBatch = kMaxBatch < kJobs ? kMaxBatch : kJobs;
+  static_assert(kJobs % kBatch == 0, "batches split the slots evenly");
+#pragma unroll 1
+  for (int first = 0; first < kJobs; first += kBatch) {
+    uint4 v[kBatch];
+    bool whole[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
+      const void* source =
+          vector_source<kIn, kVec>(p, t, input_base, job / kPerRow, (job % kPerRow) * kVec);
+      whole[i] = source != nullptr;
+      v[i] = whole[i] ? __ldg(static_cast<const uint4*>(source)) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
+      const int r = job / kPerRow;
+      const int c = (job % kPerRow) * kVec;
+      float x[kVec];
+      if (whole[i]) {
+        typename In::Word w[kVec];
+        memcpy(w, &v[i], sizeof v[i]);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) x[e] = In::decode(w[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) x[e] = 0.0f;
+        if (r < t.rows && c < t.cols) {
+          load_vector<kIn, kVec>(p.input, input_base + (t.token0 + r) * p.input_stride + c,
+                                 t.cols - c, x);
+        }
+      }
+      sink(r, c, x);
+    }
+  }
+}
+
 // The tile (zeros outside its valid rows and columns) into shared memory;
 // returns this thread's max of |x| bits over what it loaded.
 template <int TM, gg_dtype kIn>
 __device__ uint32_t load_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
                               float* tile) {
-  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;  // 16 bytes
-  constexpr int kPerRow = kTk / kVec;
+  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
   uint32_t amax = 0;
-#pragma unroll
-  for (int it = 0; it < TM * kPerRow / kThreads; ++it) {
-    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
-    const int r = job / kPerRow;
-    const int c = (job % kPerRow) * kVec;
-    float x[kVec];
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) x[i] = 0.0f;
-    if (r < t.rows && c < t.cols) {
-      load_vector<kIn, kVec>(p.input, input_base + (t.token0 + r) * p.input_stride + c,
-                             t.cols - c, x);
-    }
+  for_each_slot<TM, kIn, 4>(p, t, input_base, [&](int r, int c, const float* x) {
 #pragma unroll
     for (int h = 0; h < kVec; h += 4) {
       *reinterpret_cast<float4*>(tile + tile_index(r, c + h)) =
@@ -219,7 +268,7 @@ __device__ uint32_t load_tile(const QuantizeParams& p, const Tile& t, int64_t in
     }
 #pragma unroll
     for (int i = 0; i < kVec; ++i) amax = max(amax, abs_bits(x[i]));
-  }
+  });
   return amax;
 }
 
@@ -498,20 +547,11 @@ __device__ void divide(int64_t a, int64_t b, int64_t* q, int64_t* r) {
 template <int TM, gg_dtype kIn>
 __device__ uint32_t amax_tile(const QuantizeParams& p, const Tile& t, int64_t input_base) {
   constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
-  constexpr int kPerRow = kTk / kVec;
   uint32_t amax = 0;
-#pragma unroll
-  for (int it = 0; it < TM * kPerRow / kThreads; ++it) {
-    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
-    const int r = job / kPerRow;
-    const int c = (job % kPerRow) * kVec;
-    if (r >= t.rows || c >= t.cols) continue;
-    float x[kVec];
-    load_vector<kIn, kVec>(p.input, input_base + (t.token0 + r) * p.input_stride + c, t.cols - c,
-                           x);
+  for_each_slot<TM, kIn, 4>(p, t, input_base, [&](int, int, const float* x) {
 #pragma unroll
     for (int i = 0; i < kVec; ++i) amax = max(amax, abs_bits(x[i]));
-  }
+  });
   return amax;
 }
 
@@ -572,17 +612,6 @@ constexpr int kStageBytes = 32 * kTk * 4;
 __device__ void cp_async16(void* shared, const void* global) {
   const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
-}
-
-// The input of slot (r, c) of tile t when it comes as one aligned vector,
-// else null.
-template <gg_dtype kIn, int kVec>
-__device__ const void* vector_source(const QuantizeParams& p, const Tile& t, int64_t input_base,
-                                     int r, int c) {
-  if (r >= t.rows || c >= t.cols || t.cols - c < kVec) return nullptr;
-  const auto* source = static_cast<const typename InputType<kIn>::Word*>(p.input) + input_base +
-                       (t.token0 + r) * p.input_stride + c;
-  return reinterpret_cast<uintptr_t>(source) % 16 == 0 ? source : nullptr;
 }
 
 template <int TM, gg_dtype kIn>
