@@ -7,6 +7,12 @@
 // that check over to nvcc's device code. Inputs: every 16-bit pattern (for
 // decoding) and, as fp32, random patterns, values near every format's range
 // and the special values.
+//
+// The quantizer's fast element encoders (kernels/quantize/element_encoders.h:
+// the fp8 conversion instruction, the mxfp8 product, the e2m1 ladder) are
+// checked on the device against the host's fmt:: rules over every bf16
+// input under 64 scales of each kind, the fp32 edge values and every
+// rounding boundary (formats/encoder_inputs.h).
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <gtest/gtest.h>
@@ -19,6 +25,7 @@
 
 #include "formats/block_quant.h"
 #include "formats/codecs.h"
+#include "formats/encoder_inputs.h"
 
 namespace gg_test {
 namespace {
@@ -151,6 +158,59 @@ TEST(DeviceAgreement, EveryRuleGivesTheHostBits) {
       ADD_FAILURE() << "input " << i << " (bits " << std::hex << bits_of_float(inputs[i])
                     << ") result " << std::dec << k % kResultsPerInput << ": host " << std::hex
                     << host[k] << " device " << device[k];
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+__global__ void fast_encoders_kernel(EncoderScales scales, const EncoderCase* cases, int64_t count,
+                                     uint32_t* out) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const EncoderCase c = cases[i];
+  encode_pair(scales, c.x0, c.j0, c.x1, c.j1, true, out + i * kEncoderResults);
+}
+
+TEST(DeviceAgreement, FastQuantizeEncodersGiveTheReferenceBits) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  const EncoderScales scales = encoder_scales();
+  const std::vector<EncoderCase> cases = encoder_cases();
+  const int64_t count = static_cast<int64_t>(cases.size());
+  const size_t out_count = cases.size() * kEncoderResults;
+
+  EncoderCase* device_cases = nullptr;
+  uint32_t* device_out = nullptr;
+  GG_CUDA_OK(cudaMalloc(&device_cases, cases.size() * sizeof(EncoderCase)));
+  GG_CUDA_OK(cudaMalloc(&device_out, out_count * sizeof(uint32_t)));
+  GG_CUDA_OK(cudaMemcpy(device_cases, cases.data(), cases.size() * sizeof(EncoderCase),
+                        cudaMemcpyHostToDevice));
+  fast_encoders_kernel<<<static_cast<unsigned>((count + 255) / 256), 256>>>(scales, device_cases,
+                                                                            count, device_out);
+  GG_CUDA_OK(cudaGetLastError());
+  std::vector<uint32_t> device(out_count);
+  GG_CUDA_OK(
+      cudaMemcpy(device.data(), device_out, out_count * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaFree(device_cases));
+  GG_CUDA_OK(cudaFree(device_out));
+
+  const char* results[kEncoderResults] = {"fp8 e4m3 | e5m2 << 16 (x / scale)",
+                                          "mxfp8 e4m3 | e5m2 << 16", "nvfp4 | e2m1 << 8"};
+  int mismatches = 0;
+  for (int64_t i = 0; i < count && mismatches < 20; ++i) {
+    const EncoderCase& c = cases[static_cast<size_t>(i)];
+    uint32_t want[kEncoderResults];
+    encode_pair(scales, c.x0, c.j0, c.x1, c.j1, false, want);
+    for (int r = 0; r < kEncoderResults; ++r) {
+      const uint32_t got = device[static_cast<size_t>(i) * kEncoderResults + r];
+      if (got != want[r]) {
+        ++mismatches;
+        ADD_FAILURE() << results[r] << ": x0 bits " << std::hex << bits_of_float(c.x0)
+                      << " x1 bits " << bits_of_float(c.x1) << std::dec << " scale slots " << c.j0
+                      << "," << c.j1 << ": device " << std::hex << got << " reference " << want[r];
+      }
     }
   }
   EXPECT_EQ(mismatches, 0);

@@ -86,8 +86,13 @@ std::vector<int64_t> edge_sizes(int32_t groups) {
 // A host copy and a guarded device copy of one buffer.
 struct QuantizeGpuCase::Buffer {
   Buffer(const std::string& name, size_t bytes) : host(bytes), device(name, bytes) {}
+  // The host copy's address for a descriptor: never NULL, even when the
+  // buffer is empty (M = 0), since the API reads a NULL data pointer as
+  // "not given" (an output not requested) whatever the shape.
+  uint8_t* host_pointer() { return host.empty() ? empty : host.data(); }
   std::vector<uint8_t> host;
   GuardedBuffer device;
+  alignas(16) uint8_t empty[16] = {};
 };
 
 QuantizeGpuCase::Buffer& QuantizeGpuCase::add(const std::string& name, size_t bytes) {
@@ -133,7 +138,7 @@ QuantizeGpuCase::QuantizeGpuCase(const QuantizeSpec& spec, gg_path path)
     t.scale_extent = f.extent;
     *host = t;
     *device = t;
-    host->data = data.host.data();
+    host->data = data.host_pointer();
     device->data = data.device.data();
     if (f.block != GG_BLOCK_NONE) {
       int64_t shape[2] = {0, 0};
@@ -145,14 +150,14 @@ QuantizeGpuCase::QuantizeGpuCase(const QuantizeSpec& spec, gg_path path)
                            static_cast<size_t>(std::max<int64_t>(
                                1, matrices * shape[0] * shape[1] * scale_entry_bytes(f.block))));
       outputs_.push_back(&scales);
-      host->block_scales = scales.host.data();
+      host->block_scales = scales.host_pointer();
       device->block_scales = scales.device.data();
     }
     if (f.extent != GG_SCALE_NONE) {
       const size_t count = f.extent == GG_SCALE_TENSOR ? 1 : static_cast<size_t>(groups_);
       Buffer& scale = add(std::string(which) + ".scale", count * sizeof(float));
       outputs_.push_back(&scale);
-      host->scale = reinterpret_cast<float*>(scale.host.data());
+      host->scale = reinterpret_cast<float*>(scale.host_pointer());
       device->scale = reinterpret_cast<float*>(scale.device.data());
     }
   };
@@ -165,7 +170,7 @@ QuantizeGpuCase::QuantizeGpuCase(const QuantizeSpec& spec, gg_path path)
   if (spec_.amax) {
     Buffer& amax = add("amax", static_cast<size_t>(groups_) * sizeof(float));
     outputs_.push_back(&amax);
-    host_desc_.amax = reinterpret_cast<float*>(amax.host.data());
+    host_desc_.amax = reinterpret_cast<float*>(amax.host_pointer());
     device_desc_.amax = reinterpret_cast<float*>(amax.device.data());
   }
   build_descriptors();
@@ -195,13 +200,13 @@ void QuantizeGpuCase::build_descriptors() {
     } else {
       d->input.shape[0] = spec_.rows;
       d->input.shape[1] = spec_.k;
-      d->group_sizes.sizes = host ? static_cast<void*>(sizes_->host.data()) : sizes_->device.data();
+      d->group_sizes.sizes = host ? static_cast<void*>(sizes_->host_pointer()) : sizes_->device.data();
       if (offsets_ != nullptr) {
         d->group_sizes.offsets =
-            host ? static_cast<void*>(offsets_->host.data()) : offsets_->device.data();
+            host ? static_cast<void*>(offsets_->host_pointer()) : offsets_->device.data();
       }
     }
-    d->input.data = host ? static_cast<void*>(input_->host.data()) : input_->device.data();
+    d->input.data = host ? static_cast<void*>(input_->host_pointer()) : input_->device.data();
     d->path = host ? GG_PATH_REFERENCE : path_;
   }
 }

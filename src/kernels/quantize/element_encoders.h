@@ -1,0 +1,109 @@
+// Fast element encoders of the grouped quantizer: the same bits as the
+// formats/block_quant.h rules, in a few instructions instead of the generic
+// encode_minifloat walk. Each encoder states the reference rule it replaces
+// and why it is bit-identical; tests/formats/element_encoders_test.cpp
+// (CPU) and tests/formats/device_agreement_test.cu (GPU) compare them with
+// the fmt:: functions over every bf16 input, fp32 edge values and every
+// rounding boundary.
+//
+// fp8 (e4m3, e5m2). The reference codes y = x / scale (fp8 current and block
+// scaling) or y = x * 2^(127 - e8m0) (mxfp8) with one round to nearest even,
+// saturating to +-max for finite overflow and for +-inf, a NaN x giving the
+// format's NaN with x's sign. PTX cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+)
+// is that same single rounding with the same saturation; only NaN differs
+// (the hardware returns a canonical NaN), so NaN lanes are patched here.
+// Without the instruction (sm_80 code) the reference encoder runs.
+//
+// mxfp8 multiplies by the power of two instead of shifting exponents: the
+// product is exact unless it leaves fp32's normal range. Above it, the fp32
+// overflow is inf, which saturates like the reference's out-of-range code;
+// below 2^-126 the rounded product and the reference both code to +-0 (the
+// smallest fp8 subnormal is 2^-16), keeping x's sign.
+//
+// e2m1 (nvfp4 elements) has no instruction before sm_100: its eight
+// magnitudes make round-to-nearest-even a sum of seven comparisons against
+// the midpoints, closed (>=) where the tie goes up to an even code
+// (0.75 -> 1, 1.75 -> 2, 3.5 -> 4) and open where it stays down (0.25 -> 0,
+// 1.25 -> 1, 2.5 -> 2, 5 -> 4). Infinity is past every midpoint (+-6, as
+// the reference saturates); NaN fails every comparison and is patched to +6.
+#pragma once
+
+#include <stdint.h>
+
+#include "common/hd.h"
+#include "formats/block_quant.h"
+#include "formats/codecs.h"
+#include "groupgemm/groupgemm.h"
+
+namespace gg::quantize {
+
+// The fp8 NaN code with the sign of x (kIeee e5m2: 0x7E; e4m3: 0x7F).
+template <gg_dtype kFp8>
+GG_HD uint32_t fp8_nan_code(uint32_t sign_bit) {
+  return (sign_bit ? 0x80u : 0u) | (kFp8 == GG_DTYPE_E4M3 ? 0x7Fu : 0x7Eu);
+}
+
+// Codes of y0 (low byte) and y1, round to nearest even, saturating; NaN
+// inputs are the caller's to patch.
+template <gg_dtype kFp8>
+GG_HD uint32_t fp8x2_satfinite(float y0, float y1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint16_t r;
+  if constexpr (kFp8 == GG_DTYPE_E4M3) {
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(y0), "f"(y1));
+  } else {
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(y0), "f"(y1));
+  }
+  return r;
+#else
+  const fmt::MiniFloat f = fmt::minifloat_format(kFp8);
+  return fmt::encode_minifloat(y0, 0, f, true) | fmt::encode_minifloat(y1, 0, f, true) << 8;
+#endif
+}
+
+// fmt::fp8_quantize_element of x0 and x1 under fp32 scales s0 and s1.
+template <gg_dtype kFp8>
+GG_HD uint32_t fp8x2_divided(float x0, float s0, float x1, float s1) {
+  uint32_t codes = fp8x2_satfinite<kFp8>(x0 / s0, x1 / s1);
+  if (x0 != x0) codes = (codes & 0xFF00u) | fp8_nan_code<kFp8>(fmt::float_bits(x0) >> 31);
+  if (x1 != x1) codes = (codes & 0x00FFu) | fp8_nan_code<kFp8>(fmt::float_bits(x1) >> 31) << 8;
+  return codes;
+}
+
+// The fp32 multiplier 2^(127 - scale) of an e8m0 scale, or 0 for the NaN
+// scale 0xFF. 2^-127 (scale 254) is an fp32 subnormal.
+GG_HD float mx_multiplier(uint8_t scale) {
+  if (scale == fmt::kE8m0Nan) return 0.0f;
+  if (scale == 254) return fmt::bits_float(1u << (fmt::kF32MantissaBits - 1));
+  return fmt::bits_float(static_cast<uint32_t>(254 - scale) << fmt::kF32MantissaBits);
+}
+
+// fmt::mx_quantize_element of x0 and x1 for an fp8 element type, under the
+// multipliers m0 and m1 of mx_multiplier (0: the NaN scale, every element
+// the positive NaN code, as the reference codes its quiet NaN).
+template <gg_dtype kFp8>
+GG_HD uint32_t mx_fp8x2(float x0, float m0, float x1, float m1) {
+  uint32_t codes = fp8x2_satfinite<kFp8>(x0 * m0, x1 * m1);
+  if (x0 != x0) codes = (codes & 0xFF00u) | fp8_nan_code<kFp8>(fmt::float_bits(x0) >> 31);
+  if (x1 != x1) codes = (codes & 0x00FFu) | fp8_nan_code<kFp8>(fmt::float_bits(x1) >> 31) << 8;
+  if (m0 == 0.0f) codes = (codes & 0xFF00u) | fp8_nan_code<kFp8>(0);
+  if (m1 == 0.0f) codes = (codes & 0x00FFu) | fp8_nan_code<kFp8>(0) << 8;
+  return codes;
+}
+
+// fmt::float_to_e2m1.
+GG_HD uint32_t e2m1_code(float y) {
+  const float a = fmt::bits_float(fmt::float_bits(y) & ~fmt::kF32SignBit);
+  const uint32_t magnitude = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
+                             static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
+                             static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
+                             static_cast<uint32_t>(a > 5.0f);
+  const uint32_t sign = (fmt::float_bits(y) >> 31) << 3;
+  return y != y ? 0x7u : (sign | magnitude);
+}
+
+// fmt::nvfp4_quantize_element given step = ue4m3_to_float(block) * tensor
+// scale, the product the reference forms (0: the element codes to 0).
+GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1_code(x / step); }
+
+}  // namespace gg::quantize

@@ -1,0 +1,124 @@
+// The per-format codecs of the grouped-quantize tile writers
+// (grouped_quantize.cu): for each output format, which elements share a
+// scale, how a block's amax becomes its stored scale and the per-element
+// parameter, and how two elements are coded under their parameters. The
+// tile writers are templates on these, so their inner loops are straight
+// code with no switch on the format. Every decision is the
+// formats/block_quant.h function the CPU reference calls; every element is
+// coded by an element_encoders.h encoder, bit-identical to the reference's.
+//
+//   codec            kBlock       stored scale         parameter
+//   Fp8Whole<D>      kWholeTile   — (the fp32 scale)   fp32 scale of group/tensor
+//   Fp8Block<D,128>  128          fp32 per 1x128       that scale
+//   Fp8Block<D,sq>   kSquareTile  fp32 per 128x128     that scale (tile amax)
+//   Mxfp8<D>         32           e8m0 byte            2^(127 - e8m0), 0 for NaN
+//   Nvfp4            16           ue4m3 byte           ue4m3 value * fp32 scale
+#pragma once
+
+#include <stdint.h>
+
+#include "formats/block_quant.h"
+#include "formats/codecs.h"
+#include "kernels/quantize/element_encoders.h"
+#include "kernels/quantize/quantize_params.h"
+
+namespace gg::quantize {
+
+// kBlock values that are not a block length.
+constexpr int kWholeTile = 0;    // one parameter for the whole tile, no block scales
+constexpr int kSquareTile = -1;  // one 128x128 block per tile, from the tile's amax
+
+struct BlockDecision {
+  uint32_t stored;  // the scale entry: a byte, or fp32 bits
+  float param;      // what the element encoder takes
+};
+
+template <gg_dtype kFp8>
+struct Fp8Whole {
+  static constexpr int kBlock = kWholeTile;
+  static constexpr int kBits = 8;
+  float outer;
+  __device__ float whole_param() const { return outer; }
+  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
+    return fp8x2_divided<kFp8>(x0, p0, x1, p1);
+  }
+};
+
+template <gg_dtype kFp8, int kBlockLength>
+struct Fp8Block {
+  static constexpr int kBlock = kBlockLength;
+  static constexpr int kBits = 8;
+  __device__ BlockDecision decide(float amax) const {
+    const float scale = fmt::fp8_scale_from_amax(amax, kFp8);
+    return {fmt::float_bits(scale), scale};
+  }
+  __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
+    reinterpret_cast<uint32_t*>(out.block_scales)[index] = stored;
+  }
+  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
+    return fp8x2_divided<kFp8>(x0, p0, x1, p1);
+  }
+};
+
+template <gg_dtype kFp8>
+struct Mxfp8 {
+  static constexpr int kBlock = 32;
+  static constexpr int kBits = 8;
+  __device__ BlockDecision decide(float amax) const {
+    const uint8_t scale = fmt::mx_block_scale(amax, kFp8);
+    return {scale, mx_multiplier(scale)};
+  }
+  __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
+    out.block_scales[index] = static_cast<uint8_t>(stored);
+  }
+  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
+    return mx_fp8x2<kFp8>(x0, p0, x1, p1);
+  }
+};
+
+struct Nvfp4 {
+  static constexpr int kBlock = 16;
+  static constexpr int kBits = 4;
+  float outer;  // the tensor or group scale
+  __device__ BlockDecision decide(float amax) const {
+    const uint8_t scale = fmt::nvfp4_block_scale(amax, outer);
+    return {scale, fmt::ue4m3_to_float(scale) * outer};
+  }
+  __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
+    out.block_scales[index] = static_cast<uint8_t>(stored);
+  }
+  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
+    return nvfp4_code(x0, p0) | nvfp4_code(x1, p1) << 4;
+  }
+};
+
+// Calls f(codec) with the codec of `out` (the formats the API accepts:
+// fp8 e4m3 / e5m2 with a tensor or group scale, 1x128 or 128x128; mxfp8
+// e4m3 / e5m2; nvfp4). `outer` is the output's fp32 group or tensor scale.
+template <class F>
+__device__ void with_codec(const OutputParams& out, float outer, F&& f) {
+  const bool e4m3 = out.dtype == GG_DTYPE_E4M3;
+  switch (out.scaling) {
+    case GG_BLOCK_NONE:
+      if (e4m3) f(Fp8Whole<GG_DTYPE_E4M3>{outer}); else f(Fp8Whole<GG_DTYPE_E5M2>{outer});
+      return;
+    case GG_BLOCK_1X128:
+      if (e4m3) f(Fp8Block<GG_DTYPE_E4M3, 128>{}); else f(Fp8Block<GG_DTYPE_E5M2, 128>{});
+      return;
+    case GG_BLOCK_128X128:
+      if (e4m3) {
+        f(Fp8Block<GG_DTYPE_E4M3, kSquareTile>{});
+      } else {
+        f(Fp8Block<GG_DTYPE_E5M2, kSquareTile>{});
+      }
+      return;
+    case GG_BLOCK_MX32:
+      if (e4m3) f(Mxfp8<GG_DTYPE_E4M3>{}); else f(Mxfp8<GG_DTYPE_E5M2>{});
+      return;
+    case GG_BLOCK_NV16:
+      f(Nvfp4{outer});
+      return;
+  }
+}
+
+}  // namespace gg::quantize

@@ -1,0 +1,209 @@
+// Inputs and scales on which the quantizer's fast element encoders
+// (kernels/quantize/element_encoders.h) must give the fmt:: bits: every bf16
+// pattern, fp32 edge values (+-0, subnormals, +-inf, NaNs, FLT_MAX) and every
+// rounding boundary of e4m3, e5m2 and e2m1 with its two fp32 neighbours,
+// each boundary also moved by the powers of two that MX scales apply.
+#pragma once
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <vector>
+
+#include "common/hd.h"
+#include "formats/block_quant.h"
+#include "formats/codecs.h"
+#include "kernels/quantize/element_encoders.h"
+
+namespace gg_test {
+
+inline float float_of_bits(uint32_t bits) {
+  float x;
+  memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+// Value of a narrow code.
+inline float narrow_value(gg_dtype dtype, uint32_t code) {
+  const uint8_t byte = static_cast<uint8_t>(code);
+  if (dtype == GG_DTYPE_E4M3) return gg::fmt::e4m3_to_float(byte);
+  if (dtype == GG_DTYPE_E5M2) return gg::fmt::e5m2_to_float(byte);
+  return gg::fmt::e2m1_to_float(byte);
+}
+
+inline std::vector<float> encoder_inputs() {
+  namespace f = gg::fmt;
+  std::vector<float> inputs;
+  for (uint32_t b = 0; b < (1u << 16); ++b) inputs.push_back(float_of_bits(b << 16));
+  const float specials[] = {0.0f,     -0.0f,         INFINITY,     -INFINITY, NAN, -NAN,
+                            FLT_MAX,  -FLT_MAX,      FLT_MIN,      -FLT_MIN,  0x1p-149f,
+                            -0x1p-149f, 0x1.fffffcp-127f, 0x1p-127f, 0x1.8p-140f};
+  for (float s : specials) inputs.push_back(s);
+  inputs.push_back(float_of_bits(0x7F800001u));  // signalling NaN, payload 1
+  inputs.push_back(float_of_bits(0xFFC12345u));  // negative quiet NaN with payload
+  // Midpoints between neighbouring codes of each narrow format, and their
+  // fp32 neighbours, at several power-of-two offsets.
+  const struct {
+    gg_dtype dtype;
+    uint32_t max_code;
+  } formats[] = {{GG_DTYPE_E4M3, 0x7E}, {GG_DTYPE_E5M2, 0x7B}, {GG_DTYPE_E2M1, 0x7}};
+  const int offsets[] = {0, -1, 1, -20, 20, -100, 100, -126, 126};
+  for (const auto& fmt : formats) {
+    const auto value = [&](uint32_t code) { return narrow_value(fmt.dtype, code); };
+    for (uint32_t c = 0; c <= fmt.max_code; ++c) {
+      const float lo = value(c);
+      // Past the largest code: the first value that rounds past it.
+      const float hi = c == fmt.max_code ? 2.0f * lo - value(c - 1) : value(c + 1);
+      const float mid = 0.5f * (lo + hi);
+      for (int e : offsets) {
+        for (float v : {lo, mid, hi}) {
+          const float x = ldexpf(v, e);
+          for (float y : {x, nextafterf(x, 0.0f), nextafterf(x, INFINITY)}) {
+            inputs.push_back(y);
+            inputs.push_back(-y);
+          }
+        }
+      }
+    }
+  }
+  return inputs;
+}
+
+// 64 fp8 scales: fp8_scale_from_amax of amaxes across the range, 0, inf and
+// NaN included (those give scale 1).
+inline std::vector<float> fp8_scales(gg_dtype fp8) {
+  std::vector<float> scales;
+  const float amaxes[] = {0.0f, INFINITY, NAN, 1.0f, 448.0f, 57344.0f, 1e-30f, 3e38f};
+  for (float a : amaxes) scales.push_back(gg::fmt::fp8_scale_from_amax(a, fp8));
+  for (int i = 0; scales.size() < 64; ++i) {
+    const float amax = ldexpf(1.0f + 0.0371f * static_cast<float>(i), (i * 37) % 200 - 100);
+    scales.push_back(gg::fmt::fp8_scale_from_amax(amax, fp8));
+  }
+  return scales;
+}
+
+// 64 e8m0 scales: every fourth code, the extremes and the NaN scale.
+inline std::vector<uint8_t> mx_scales() {
+  std::vector<uint8_t> scales;
+  for (int j = 0; j < 60; ++j) scales.push_back(static_cast<uint8_t>(j * 4 + j % 4));
+  for (int s : {0, 1, 254, 255}) scales.push_back(static_cast<uint8_t>(s));
+  return scales;
+}
+
+// 64 nvfp4 steps (ue4m3 block scale value times a tensor scale), 0 included.
+inline std::vector<float> nvfp4_steps() {
+  namespace f = gg::fmt;
+  std::vector<float> steps;
+  const float tensor_scales[] = {1.0f, f::nvfp4_tensor_scale(1.0f), f::nvfp4_tensor_scale(3e4f),
+                                 f::nvfp4_tensor_scale(1e-30f)};
+  for (int j = 0; steps.size() < 64; ++j) {
+    const uint8_t block = static_cast<uint8_t>((j * 29) % 128);
+    steps.push_back(f::ue4m3_to_float(block) * tensor_scales[j % 4]);
+  }
+  return steps;
+}
+
+// The scale tables, indexed by a scale slot j < kEncoderScales.
+constexpr int kEncoderScales = 64;
+struct EncoderScales {
+  float e4m3[kEncoderScales];
+  float e5m2[kEncoderScales];
+  uint8_t mx[kEncoderScales];
+  float nvfp4_step[kEncoderScales];
+};
+
+inline EncoderScales encoder_scales() {
+  EncoderScales s{};
+  const std::vector<float> e4m3 = fp8_scales(GG_DTYPE_E4M3);
+  const std::vector<float> e5m2 = fp8_scales(GG_DTYPE_E5M2);
+  const std::vector<uint8_t> mx = mx_scales();
+  const std::vector<float> steps = nvfp4_steps();
+  for (int j = 0; j < kEncoderScales; ++j) {
+    s.e4m3[j] = e4m3[static_cast<size_t>(j)];
+    s.e5m2[j] = e5m2[static_cast<size_t>(j)];
+    s.mx[j] = mx[static_cast<size_t>(j)];
+    s.nvfp4_step[j] = steps[static_cast<size_t>(j)];
+  }
+  return s;
+}
+
+// The fmt:: rules the fast encoders stand for, one element each.
+GG_HD uint32_t ref_fp8(float x, float scale, gg_dtype d) {
+  return gg::fmt::fp8_quantize_element(x, scale, d);
+}
+GG_HD uint32_t ref_mx(float x, uint8_t scale, gg_dtype d) {
+  return gg::fmt::mx_quantize_element(x, scale, d);
+}
+// The reference's nvfp4 step is ue4m3_to_float(block) * tensor_scale; the
+// table holds such products, and a step of 0 codes every element to 0.
+GG_HD uint32_t ref_nv(float x, float step) {
+  return step == 0.0f ? 0u : gg::fmt::float_to_e2m1(x / step);
+}
+
+// Three result words for the pair (x0 under slot j0, x1 under slot j1):
+// fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4.
+// `fast` picks the element_encoders.h path, else the fmt:: rules.
+constexpr int kEncoderResults = 3;
+GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j1, bool fast,
+                       uint32_t* out) {
+  namespace f = gg::fmt;
+  namespace q = gg::quantize;
+  if (fast) {
+    out[0] = q::fp8x2_divided<GG_DTYPE_E4M3>(x0, s.e4m3[j0], x1, s.e4m3[j1]) |
+             q::fp8x2_divided<GG_DTYPE_E5M2>(x0, s.e5m2[j0], x1, s.e5m2[j1]) << 16;
+    const float m0 = q::mx_multiplier(s.mx[j0]);
+    const float m1 = q::mx_multiplier(s.mx[j1]);
+    out[1] = q::mx_fp8x2<GG_DTYPE_E4M3>(x0, m0, x1, m1) |
+             q::mx_fp8x2<GG_DTYPE_E5M2>(x0, m0, x1, m1) << 16;
+    out[2] = q::nvfp4_code(x0, s.nvfp4_step[j0]) | q::nvfp4_code(x1, s.nvfp4_step[j1]) << 4 |
+             q::e2m1_code(x0) << 8 | q::e2m1_code(x1) << 12;
+    return;
+  }
+  out[0] = ref_fp8(x0, s.e4m3[j0], GG_DTYPE_E4M3) | ref_fp8(x1, s.e4m3[j1], GG_DTYPE_E4M3) << 8 |
+           ref_fp8(x0, s.e5m2[j0], GG_DTYPE_E5M2) << 16 | ref_fp8(x1, s.e5m2[j1], GG_DTYPE_E5M2) << 24;
+  out[1] = ref_mx(x0, s.mx[j0], GG_DTYPE_E4M3) | ref_mx(x1, s.mx[j1], GG_DTYPE_E4M3) << 8 |
+           ref_mx(x0, s.mx[j0], GG_DTYPE_E5M2) << 16 | ref_mx(x1, s.mx[j1], GG_DTYPE_E5M2) << 24;
+  out[2] = ref_nv(x0, s.nvfp4_step[j0]) | ref_nv(x1, s.nvfp4_step[j1]) << 4 |
+           static_cast<uint32_t>(f::float_to_e2m1(x0)) << 8 |
+           static_cast<uint32_t>(f::float_to_e2m1(x1)) << 12;
+}
+
+// The pairs to check: every input under every scale slot (its partner the
+// input 7i+3 places on, under the next slot), then for every fp8 scale the
+// e4m3 and e5m2 rounding midpoints times that scale and their neighbours.
+struct EncoderCase {
+  float x0;
+  float x1;
+  int j0;
+  int j1;
+};
+
+inline std::vector<EncoderCase> encoder_cases() {
+  const std::vector<float> inputs = encoder_inputs();
+  const EncoderScales scales = encoder_scales();
+  std::vector<EncoderCase> cases;
+  const size_t n = inputs.size();
+  for (size_t i = 0; i < n; ++i) {
+    for (int j = 0; j < kEncoderScales; ++j) {
+      cases.push_back({inputs[i], inputs[(i * 7 + 3) % n], j, (j + 1) % kEncoderScales});
+    }
+  }
+  for (int j = 0; j < kEncoderScales; ++j) {
+    for (gg_dtype d : {GG_DTYPE_E4M3, GG_DTYPE_E5M2}) {
+      const float scale = d == GG_DTYPE_E4M3 ? scales.e4m3[j] : scales.e5m2[j];
+      const uint32_t max_code = d == GG_DTYPE_E4M3 ? 0x7Eu : 0x7Bu;
+      for (uint32_t c = 0; c < max_code; ++c) {
+        const float mid = 0.5f * (narrow_value(d, c) + narrow_value(d, c + 1));
+        const float x = mid * scale;
+        for (float y : {x, nextafterf(x, 0.0f), nextafterf(x, INFINITY)}) {
+          cases.push_back({y, -y, j, j});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace gg_test
