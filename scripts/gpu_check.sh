@@ -41,6 +41,9 @@ if [ "$what" != tests ]; then
   step bench $build/src/cli/groupgemm bench "${bench_args[@]}"
   step torch_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench --png "$logs/torch_bench.png" --json "$logs/torch_bench.json"
+  step quantize_bench $build/src/cli/groupgemm bench-quantize
+  step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 -m groupgemm.bench_quantize
   if python3 -c "import jax" 2>/dev/null; then
     step jax_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
       python3 -m groupgemm.jax.bench --json "$logs/jax_bench.json"
@@ -58,5 +61,7 @@ fi
 [ -f "$logs/bench.log" ] && grep -v '^\[' "$logs/bench.log"
 [ -f "$logs/torch_bench.log" ] && tail -n 40 "$logs/torch_bench.log"
 [ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
+[ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"
+[ -f "$logs/torch_quantize_bench.log" ] && tail -n 30 "$logs/torch_quantize_bench.log"
 printf '%-13s %s\n' step result
 for name in "${steps[@]}"; do printf '%-13s %s\n' "$name" "${result[$name]}"; done
