@@ -1,4 +1,5 @@
-"""The benchmark's outputs: a text table and a PNG of roofline efficiencies.
+"""The benchmarks' shared arithmetic and outputs: the roofline floor, a text
+table and a PNG of roofline efficiencies.
 
 A record (one per preset, tokens, routing, pass and launch) holds "ms" and
 "efficiency", each a dict from method name to a number or None (a method
@@ -6,7 +7,22 @@ that could not run the case). Ratios are method time / groupgemm time, so
 above 1 means groupgemm is faster.
 """
 
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
+
+
+def floor_ms(rows: int, used_groups: int, n: int, k: int, pass_name: str,
+             rates: Dict[str, float]) -> float:
+    """The roofline floor (DESIGN §6) of the up-projection y = x @ w[g]^T of
+    `rows` bf16 rows over `used_groups` non-empty experts: max(FLOPs / the
+    dense rate, bytes / the copy rate), bytes counting every input and output
+    once; "fwd+bwd" adds dgrad and wgrad."""
+    x_bytes, y_bytes, w_bytes = 2 * rows * k, 2 * rows * n, 2 * used_groups * n * k
+    flops = 2 * rows * n * k
+    moved = x_bytes + w_bytes + y_bytes
+    if pass_name == "fwd+bwd":
+        flops *= 3
+        moved += (y_bytes + w_bytes + x_bytes) + (y_bytes + x_bytes + w_bytes)  # dgrad, wgrad
+    return 1e3 * max(flops / rates["dense_flops"], moved / rates["copy_bytes_per_s"])
 
 
 def _cell(value: Optional[float], pattern: str) -> str:

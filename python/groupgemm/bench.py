@@ -173,18 +173,6 @@ def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
     return {"dense_flops": flops, "copy_bytes_per_s": bandwidth}
 
 
-def floor_ms(case: Case, pass_name: str, rates: Dict[str, float]) -> float:
-    n, k = case.preset.n, case.preset.k
-    rows, used = case.rows, sum(1 for _ in case.groups())
-    x_bytes, y_bytes, w_bytes = 2 * rows * k, 2 * rows * n, 2 * used * n * k
-    flops = 2 * rows * n * k
-    moved = x_bytes + w_bytes + y_bytes
-    if pass_name == "fwd+bwd":
-        flops *= 3
-        moved += (y_bytes + w_bytes + x_bytes) + (y_bytes + x_bytes + w_bytes)  # dgrad, wgrad
-    return 1e3 * max(flops / rates["dense_flops"], moved / rates["copy_bytes_per_s"])
-
-
 def check_case(case: Case) -> None:
     """groupgemm's forward against the cuBLAS loop: a benchmark of wrong results is worthless."""
     with torch.no_grad():
@@ -246,7 +234,9 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
     """Every method of every requested pass and launch, on one case."""
     records = []
     for pass_name in _split(args.passes):
-        floor = floor_ms(case, pass_name, rates)
+        used = sum(1 for _ in case.groups())
+        floor = _bench_report.floor_ms(case.rows, used, case.preset.n, case.preset.k, pass_name,
+                                       rates)
         for launch in _split(args.launches):
             ms = {m: measure(case, pass_name, launch, m, args) for m in METHODS}
             efficiency = {m: None if t is None else floor / t for m, t in ms.items()}

@@ -18,29 +18,15 @@ tokens without restarting at group starts: a lower bound on its work).
 """
 
 import argparse
-import statistics
 import sys
 
 import torch
 
 from . import presets
+from .bench import time_ms
 
 FORMATS = ("fp8_e4m3_group", "fp8_e4m3_1x128", "mxfp8_e4m3", "nvfp4_group")
 FP8_MAX = 448.0
-
-
-def time_ms(fn, warmup: int, reps: int) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def copy_bandwidth(warmup: int, reps: int) -> float:

@@ -122,18 +122,6 @@ def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
     return {"dense_flops": flops, "copy_bytes_per_s": bandwidth}
 
 
-def floor_ms(case: Case, pass_name: str, rates: Dict[str, float]) -> float:
-    n, k = case.preset.n, case.preset.k
-    rows, used = case.rows, sum(1 for s in case.host_sizes if s)
-    x_bytes, y_bytes, w_bytes = 2 * rows * k, 2 * rows * n, 2 * used * n * k
-    flops = 2 * rows * n * k
-    moved = x_bytes + w_bytes + y_bytes
-    if pass_name == "fwd+bwd":
-        flops *= 3
-        moved += (y_bytes + w_bytes + x_bytes) + (y_bytes + x_bytes + w_bytes)  # dgrad, wgrad
-    return 1e3 * max(flops / rates["dense_flops"], moved / rates["copy_bytes_per_s"])
-
-
 def check_case(case: Case) -> None:
     """groupgemm's forward against jax.lax.ragged_dot's (when that one runs),
     as a relative norm computed on the GPU."""
@@ -162,7 +150,9 @@ def measure(case: Case, pass_name: str, method: str, args) -> Optional[float]:
 def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
     records = []
     for pass_name in _split(args.passes):
-        floor = floor_ms(case, pass_name, rates)
+        used = sum(1 for s in case.host_sizes if s)
+        floor = _bench_report.floor_ms(case.rows, used, case.preset.n, case.preset.k, pass_name,
+                                       rates)
         ms = {m: measure(case, pass_name, m, args) for m in METHODS}
         records.append({
             "preset": case.preset.name,
