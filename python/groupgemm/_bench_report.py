@@ -7,6 +7,8 @@ that could not run the case). Ratios are method time / groupgemm time, so
 above 1 means groupgemm is faster.
 """
 
+import datetime
+import json
 from typing import Dict, List, Optional, Sequence
 
 
@@ -23,6 +25,15 @@ def floor_ms(rows: int, used_groups: int, n: int, k: int, pass_name: str,
         flops *= 3
         moved += (y_bytes + w_bytes + x_bytes) + (y_bytes + x_bytes + w_bytes)  # dgrad, wgrad
     return 1e3 * max(flops / rates["dense_flops"], moved / rates["copy_bytes_per_s"])
+
+
+def write_json(path: str, device: str, framework: Dict[str, str], command: str,
+               rates: Dict[str, float], records: List[dict]) -> None:
+    """Every figure of a run, with what it ran on (framework: {"torch": version})."""
+    summary = {"device": device, **framework, "date": datetime.date.today().isoformat(),
+               "command": command, "rates": rates, "results": records}
+    with open(path, "w") as f:
+        json.dump(summary, f, indent=1)
 
 
 def _cell(value: Optional[float], pattern: str) -> str:

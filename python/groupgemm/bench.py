@@ -28,8 +28,6 @@ figure; --png draws the efficiencies as bar charts.
 """
 
 import argparse
-import datetime
-import json
 import statistics
 import sys
 from dataclasses import dataclass
@@ -288,16 +286,8 @@ def main(argv=None) -> int:
     print()
     _bench_report.print_table(records, METHODS)
     if args.json:
-        summary = {
-            "device": device,
-            "torch": torch.__version__,
-            "date": datetime.date.today().isoformat(),
-            "command": " ".join(["python -m groupgemm.bench"] + argv),
-            "rates": rates,
-            "results": records,
-        }
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
+        _bench_report.write_json(args.json, device, {"torch": torch.__version__},
+                                 "python -m groupgemm.bench " + " ".join(argv), rates, records)
     if args.png:
         _bench_report.draw_png(records, METHODS, args.png)
     return 0

@@ -30,8 +30,6 @@ python -m groupgemm.bench; --json writes every figure.
 """
 
 import argparse
-import datetime
-import json
 import statistics
 import sys
 import time
@@ -229,16 +227,8 @@ def main(argv=None) -> int:
     print()
     _bench_report.print_table(records, METHODS)
     if args.json:
-        summary = {
-            "device": gpu.device_kind,
-            "jax": jax.__version__,
-            "date": datetime.date.today().isoformat(),
-            "command": " ".join(["python -m groupgemm.jax.bench"] + argv),
-            "rates": rates,
-            "results": records,
-        }
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
+        _bench_report.write_json(args.json, gpu.device_kind, {"jax": jax.__version__},
+                                 "python -m groupgemm.jax.bench " + " ".join(argv), rates, records)
     return 0
 
 
