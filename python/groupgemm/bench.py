@@ -287,7 +287,8 @@ def main(argv=None) -> int:
     _bench_report.print_table(records, METHODS)
     if args.json:
         _bench_report.write_json(args.json, device, {"torch": torch.__version__},
-                                 "python -m groupgemm.bench " + " ".join(argv), rates, records)
+                                 " ".join(["python -m groupgemm.bench"] + argv),
+                                 rates, records)
     if args.png:
         _bench_report.draw_png(records, METHODS, args.png)
     return 0

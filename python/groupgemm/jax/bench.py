@@ -14,7 +14,8 @@ two methods, jitted, in the same run on the same GPU:
                       expects (transposed outside the timed function)
 
 each for the forward pass and forward+backward (jax.value_and_grad in x and
-w of sum(y * dy): the value keeps the forward product from being dropped). Time: each rep runs the jitted function `inner` times back to
+w of sum(y * dy): the value keeps the forward product from being
+dropped). Time: each rep runs the jitted function `inner` times back to
 back (JAX dispatches asynchronously, so the GPU stays busy and host
 dispatch is hidden once a call takes longer than dispatching it) and waits
 with block_until_ready; the figure is the median over --reps reps of the
@@ -228,7 +229,8 @@ def main(argv=None) -> int:
     _bench_report.print_table(records, METHODS)
     if args.json:
         _bench_report.write_json(args.json, gpu.device_kind, {"jax": jax.__version__},
-                                 "python -m groupgemm.jax.bench " + " ".join(argv), rates, records)
+                                 " ".join(["python -m groupgemm.jax.bench"] + argv),
+                                 rates, records)
     return 0
 
 
