@@ -3,12 +3,15 @@
 // NaN and zero-step patches and the e2m1 comparison ladder are checked here
 // over every bf16 input under every scale slot, the fp32 edge values and the
 // rounding boundaries (encoder_inputs.h), and e2m1_code over every fp32 of
-// magnitude 2^-3 to 2^3, where all its midpoints lie. The fp8 instruction
+// magnitude 2^-3 to 2^3, where all its midpoints lie; the reciprocal
+// division against x / s on random pairs over its whole range. The fp8 instruction
 // itself is device code: tests/formats/device_agreement_test.cu runs the
 // same cases on the GPU.
 #include <gtest/gtest.h>
+#include <math.h>
 #include <stdint.h>
 
+#include <random>
 #include <vector>
 
 #include "formats/encoder_inputs.h"
@@ -52,6 +55,46 @@ TEST(ElementEncoders, E2m1LadderOverEveryMidpointBinade) {
         ADD_FAILURE() << "y bits " << std::hex << (bits | sign) << ": fast " << fast
                       << " reference " << want;
       }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+// ScaleDivider::divide is x / s, correctly rounded, wherever the quotient is
+// at least 2^-20, and below that stays below 2^-17 with x's sign: random
+// scales over its whole fast range (a third with short mantissas, like
+// block scales), quotients from 2^-40 to 2^20, x normal or subnormal, half
+// of them bf16 values.
+TEST(ElementEncoders, ReciprocalDivisionIsTheRoundedQuotient) {
+  std::mt19937_64 random(20261122);
+  int mismatches = 0;
+  for (int i = 0; i < 20000000 && mismatches < 20; ++i) {
+    const uint64_t r = random();
+    uint32_t mantissa = static_cast<uint32_t>(r >> 8) & 0x7FFFFFu;
+    if (i % 3 == 0) mantissa &= 0x700000u;
+    const uint32_t scale_exponent = 47 + static_cast<uint32_t>(r % 180);  // 2^-80 .. 2^100
+    const float scale = float_of_bits(scale_exponent << 23 | mantissa);
+    const int x_exponent = static_cast<int>(scale_exponent) - 127 +
+                           static_cast<int>((r >> 32) % 60) - 40;
+    uint32_t x_mantissa = static_cast<uint32_t>(r >> 40) & 0x7FFFFFu;
+    if (i % 2 == 1) x_mantissa &= 0x7F0000u;
+    const uint32_t sign = static_cast<uint32_t>(r >> 63) << 31;
+    if (x_exponent > 127 || x_exponent < -149) continue;
+    const float x =
+        x_exponent >= -126
+            ? float_of_bits(sign | static_cast<uint32_t>(x_exponent + 127) << 23 | x_mantissa)
+            : float_of_bits(sign | (0x800000u | x_mantissa) >> (-126 - x_exponent + 1));
+    const gg::quantize::ScaleDivider divider(scale);
+    ASSERT_TRUE(divider.fast);
+    const float fast = divider.divide(x);
+    const float want = x / scale;
+    const bool tiny = fabsf(want) < 0x1p-20f;
+    const bool ok = tiny ? fabsf(fast) < 0x1p-17f && signbit(fast) == signbit(x)
+                         : gg::fmt::float_bits(fast) == gg::fmt::float_bits(want);
+    if (!ok) {
+      ++mismatches;
+      ADD_FAILURE() << std::hexfloat << "x " << x << " scale " << scale << ": fast " << fast
+                    << " quotient " << want;
     }
   }
   EXPECT_EQ(mismatches, 0);

@@ -142,6 +142,34 @@ GG_HD uint32_t ref_nv(float x, float step) {
   return step == 0.0f ? 0u : gg::fmt::float_to_e2m1(x / step);
 }
 
+// One element by the quantizer's encoders as its tile writers pick them
+// (the element standing for its block's amax): the reciprocal or product
+// path where it applies, the exact path otherwise.
+GG_HD bool finite(float x) { return (gg::fmt::float_bits(x) & ~gg::fmt::kF32SignBit) < 0x7F800000u; }
+
+template <gg_dtype kFp8>
+GG_HD uint32_t fast_fp8(float x, float scale) {
+  namespace q = gg::quantize;
+  const q::ScaleDivider divider(scale);
+  return (divider.covers(fabsf(x)) ? q::fp8x2_divided_finite<kFp8>(x, x, divider)
+                                   : q::fp8x2_divided<kFp8>(x, scale, x, scale)) &
+         0xFFu;
+}
+
+template <gg_dtype kFp8>
+GG_HD uint32_t fast_mx(float x, float multiplier) {
+  namespace q = gg::quantize;
+  return (finite(x) && multiplier != 0.0f ? q::mx_fp8x2_finite<kFp8>(x, x, multiplier)
+                                          : q::mx_fp8x2<kFp8>(x, multiplier, x, multiplier)) &
+         0xFFu;
+}
+
+GG_HD uint32_t fast_nv(float x, float step) {
+  namespace q = gg::quantize;
+  const q::ScaleDivider divider(step);
+  return divider.covers(fabsf(x)) ? q::nvfp4_code_finite(x, divider) : q::nvfp4_code(x, step);
+}
+
 // Three result words for the pair (x0 under slot j0, x1 under slot j1):
 // fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4.
 // `fast` picks the element_encoders.h path, else the fmt:: rules.
@@ -151,13 +179,14 @@ GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j
   namespace f = gg::fmt;
   namespace q = gg::quantize;
   if (fast) {
-    out[0] = q::fp8x2_divided<GG_DTYPE_E4M3>(x0, s.e4m3[j0], x1, s.e4m3[j1]) |
-             q::fp8x2_divided<GG_DTYPE_E5M2>(x0, s.e5m2[j0], x1, s.e5m2[j1]) << 16;
+    out[0] = fast_fp8<GG_DTYPE_E4M3>(x0, s.e4m3[j0]) | fast_fp8<GG_DTYPE_E4M3>(x1, s.e4m3[j1]) << 8 |
+             fast_fp8<GG_DTYPE_E5M2>(x0, s.e5m2[j0]) << 16 |
+             fast_fp8<GG_DTYPE_E5M2>(x1, s.e5m2[j1]) << 24;
     const float m0 = q::mx_multiplier(s.mx[j0]);
     const float m1 = q::mx_multiplier(s.mx[j1]);
-    out[1] = q::mx_fp8x2<GG_DTYPE_E4M3>(x0, m0, x1, m1) |
-             q::mx_fp8x2<GG_DTYPE_E5M2>(x0, m0, x1, m1) << 16;
-    out[2] = q::nvfp4_code(x0, s.nvfp4_step[j0]) | q::nvfp4_code(x1, s.nvfp4_step[j1]) << 4 |
+    out[1] = fast_mx<GG_DTYPE_E4M3>(x0, m0) | fast_mx<GG_DTYPE_E4M3>(x1, m1) << 8 |
+             fast_mx<GG_DTYPE_E5M2>(x0, m0) << 16 | fast_mx<GG_DTYPE_E5M2>(x1, m1) << 24;
+    out[2] = fast_nv(x0, s.nvfp4_step[j0]) | fast_nv(x1, s.nvfp4_step[j1]) << 4 |
              q::e2m1_code(x0) << 8 | q::e2m1_code(x1) << 12;
     return;
   }

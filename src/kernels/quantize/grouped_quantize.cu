@@ -1,59 +1,63 @@
 // Grouped quantize on the GPU: ragged [M, K] or stacked [G, N, K] input to
 // fp8 (tensor or group scale, 1x128, 128x128), mxfp8 and nvfp4, rowwise and
-// columnwise from one read of each input tile. sm_80+ CUDA C++; meant to run
-// at memory bandwidth, so the per-element work is a few instructions.
+// columnwise from one read of each input tile. sm_80+ CUDA C++, meant to run
+// at memory bandwidth: per element a few instructions, and the next tile's
+// input always in flight.
 //
-// Work is cut into tiles of TM tokens x 128 K-elements that never cross a
-// group: group g's tiles start at its first token, so a columnwise block
-// (16, 32 or 128 tokens, restarting at every group start) always lies inside
-// one tile, and so does a 128x128 block. TM is 128 when an output needs
-// 128-token blocks, else 32. No metadata kernel and no table in global
+// Work is cut into tiles of 128 tokens x 128 K-elements that never cross a
+// group: group g's tiles start at its first token, so every columnwise block
+// (16, 32 or 128 tokens, restarting at every group start) and every 128x128
+// block lies inside one tile. No metadata kernel and no table in global
 // memory: every CTA of the persistent grid scans the device sizes itself,
-// 128 groups at a time (the clamped extents by gg::clamp_group, the tile
-// prefix, the columnwise first-block prefix as the reference's first_block
-// sums it), then takes the tiles of that chunk that fall to it (tile t to
-// CTA t mod grid) and finds each tile's group by a binary search in shared
-// memory.
+// 128 groups at a time (CUB block scans of the clamped extents by
+// gg::clamp_group, the tile prefix and the columnwise first-block prefix as
+// the reference's first_block sums it), then takes the tiles of that chunk
+// that fall to it (tile t to CTA t mod grid) and finds each tile's group by
+// a binary search in shared memory.
 //
-// A tile is loaded with 16-byte vector loads (scalar ones at ragged edges)
-// into shared memory as fp32, 128 floats a row with the 16-byte chunks of a
-// row permuted (chunk q at q ^ ((q >> 2) & 7)), so that both walks below are
-// free of bank conflicts (tile_io.cuh). At TM = 32 the next tile's input is
-// copied by cp.async into a staging buffer while the current one is coded;
-// at TM = 128 a thread issues four loads before it uses one. Each output is then written by a tile writer
-// templated on its format's codec (tile_codecs.cuh), so the inner loops are
-// straight code: the fp8 elements go through the hardware conversion, e2m1
-// through a comparison ladder (element_encoders.h), both bit-identical to
-// the reference rules.
-//   rowwise:    a thread takes 16 consecutive K elements of one token (four
-//               16-byte smem reads), takes the block amax over the 1, 2 or 8
-//               threads of a block by warp shuffles, decides the block scale
-//               (formats/block_quant.h) and stores 16 (fp8) or 8 (e2m1)
-//               bytes in one vector store.
-//   columnwise: lanes walk consecutive K columns. Threads first take the
-//               amax of a block of one column (of half a 1x128 block, two
-//               halves combined in a second step), decide its scale and
-//               leave the element parameter in shared memory; then a thread
-//               codes 16 tokens of a column, aligned in absolute token
-//               position, and stores them as one vector. Only the stores at
-//               a group's edges fall back to words and bytes, and e2m1 bytes
-//               shared with another group (odd group starts) are set
-//               nibble-wise with atomics so neighbours and untouched tokens
-//               keep their bits, as in the reference.
-// A 128x128 block takes the tile's amax, reduced while the tile loads.
+// A CTA's tiles stream through two shared-memory stages: tile i + 1 is
+// copied by cp.async (rows of raw input words, zero-filled past the group's
+// end) while tile i is coded, so loads stay in flight through the coding.
+// Coding a tile, all 256 threads:
+//   columnwise: a thread takes two adjacent K columns (one 32-bit word of a
+//               16-bit input) of 32 tokens, so that a warp's shared-memory
+//               reads are 32 consecutive words of one row. It keeps the
+//               column amaxes of its 16- and 32-token blocks (SIMD max of
+//               the magnitudes, two columns in one instruction); a 1x128
+//               block combines the four chunks of its column through shared
+//               memory. It codes each column into a staging buffer of code
+//               rows (one per K column, tokens along it), and after a
+//               barrier each warp copies code rows out with coalesced word
+//               stores, shifted to the output's alignment: group starts
+//               need not be aligned. Bytes shared with another group (odd
+//               starts of e2m1 rows) are set nibble-wise with atomics, so
+//               neighbours and untouched tokens keep their bits, as in the
+//               reference.
+//   rowwise:    a thread takes one 16-byte chunk of a token's row, takes the
+//               block amax over the lanes of its block by warp shuffles,
+//               decides the block scale (formats/block_quant.h) and stores
+//               its codes in one vector store.
+// Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
+// is finite takes the short encoders (division by the reciprocal with
+// Markstein's corrections, or the mxfp8 product, then the fp8 conversion
+// instruction), any other block the exact ones; both give the reference's
+// bits. A 128x128 block takes the tile's amax, reduced over the CTA.
 //
 // Formats whose scale comes from an amax (fp8 tensor/group scale, the nvfp4
-// tensor scale) or a requested amax output take a first launch over tiles of
-// 128 tokens, a plain streaming read: every thread keeps a running max of the
-// fp32 bits of |x| (the order amax_accumulate uses) and the CTA merges it
-// with atomicMax into the group's word in the workspace only when its next
-// tile belongs to another group, and into the tensor word once at the end,
-// so the result is deterministic. The quantize launch reads them; its CTA 0
-// writes the amax output, the fp32 scales and the flags, and its last CTA to
-// finish (a counter in the workspace) zeroes the words and the counter, so
-// the next call (or graph replay) starts clean without a memset launch.
+// tensor scale) or a requested amax output take a first launch over the
+// same tiles, a plain streaming read: every thread keeps a running max of
+// the magnitudes and the CTA merges it with atomicMax into the group's word
+// in the workspace only when its next tile belongs to another group, and
+// into the tensor word once at the end, so the result is deterministic. The
+// quantize launch reads them; its CTA 0 writes the amax output, the fp32
+// scales and the flags, and its last CTA to finish (a counter in the
+// workspace) zeroes the words and the counter, so the next call (or graph
+// replay) starts clean without a memset launch.
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <cub/block/block_scan.cuh>
+#include <type_traits>
 
 #include "common/groups.h"
 #include "formats/block_quant.h"
@@ -66,10 +70,13 @@
 namespace gg::quantize {
 namespace {
 
-constexpr int kWarps = kThreads / 32;
-constexpr int kChunk = 128;  // groups per scan of the sizes
+constexpr int kChunk = 128;   // groups per scan of the sizes
+constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriving
+constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
 
 enum class Pass { kAmax, kQuantize };
+
+using Scan = cub::BlockScan<int64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;
 
 // ---- the per-CTA group table ----
 
@@ -78,35 +85,12 @@ struct GroupChunk {
   int64_t size[kChunk];
   int64_t tile_end[kChunk];     // global tile index one past the group's last tile
   int64_t first_block[kChunk];  // columnwise: the group's first block column
-  int64_t partials[kWarps];
   // Rows (capped), tiles and columnwise blocks of the groups before the
   // chunk: kept here, not in registers, while the chunk's tiles run.
   int64_t rows_before;
   int64_t tiles_before;
   int64_t blocks_before;
 };
-
-// Inclusive sum over the CTA; every thread calls it.
-__device__ int64_t block_inclusive_sum(int64_t value, int64_t* partials, int64_t* total) {
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const int64_t below = __shfl_up_sync(0xffffffffu, value, d);
-    if (lane >= d) value += below;
-  }
-  if (lane == 31) partials[warp] = value;
-  __syncthreads();
-  int64_t before = 0;
-  int64_t sum = 0;
-  for (int w = 0; w < kWarps; ++w) {
-    if (w < warp) before += partials[w];
-    sum += partials[w];
-  }
-  __syncthreads();
-  *total = sum;
-  return value + before;
-}
 
 __host__ __device__ inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 __host__ __device__ inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -130,21 +114,18 @@ __device__ float outer_scale(const OutputParams& out, const QuantizeParams& p, i
   return fmt::fp8_scale_from_amax(amax, out.dtype);
 }
 
-// Codes x[0..15] into words, elements before `split` under parameter p0,
-// the others under p1.
-template <class Codec>
-__device__ void encode16(const Codec& codec, const float* x, float p0, float p1, int split,
-                         uint32_t* words) {
-  constexpr int kBits = Codec::kBits;
-#pragma unroll
-  for (int w = 0; w < kBits * kPerThread / 32; ++w) words[w] = 0;
-#pragma unroll
-  for (int i = 0; i < kPerThread; i += 2) {
-    const uint32_t pair =
-        codec.encode2(x[i], i < split ? p0 : p1, x[i + 1], i + 1 < split ? p0 : p1);
-    const int bit = i * kBits;
-    words[bit / 32] |= pair << (bit % 32);
-  }
+// Two elements by the short encoders or the exact ones.
+template <bool kShort, class Codec>
+__device__ uint32_t encode2(const typename Codec::Coder& coder, float x0, float x1) {
+  if constexpr (kShort) return Codec::encode2_short(coder, x0, x1);
+  else return Codec::encode2(coder, x0, x1);
+}
+
+// Calls f(std::true_type) when `short_path`, else f(std::false_type): one
+// branch around a run, each side straight code.
+template <class F>
+__device__ void by_path(bool short_path, F&& f) {
+  if (short_path) f(std::true_type{}); else f(std::false_type{});
 }
 
 // ---- the tile writers ----
@@ -155,149 +136,204 @@ struct TileContext {
   float tile_param;  // kWholeTile / kSquareTile codecs: the element parameter
 };
 
-// The rowwise output of a tile: output rows = tokens, blocks along K.
-template <int TM, class Codec>
-__device__ void write_rowwise(const QuantizeParams& p, const OutputParams& out, const Tile& t,
-                              const float* tile, const Codec& codec, const TileContext& ctx) {
-  constexpr int kThreadsPerRow = kTk / kPerThread;  // 8
+// The rowwise output of a tile: output rows = tokens, blocks along K. A
+// thread codes one 16-byte input chunk; the lanes of a row are a half warp
+// (16-bit input) or a warp (fp32), and a block's lanes are adjacent.
+template <gg_dtype kIn, class Codec>
+__device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint4* tile,
+                              const Codec& codec, const TileContext& ctx) {
+  using Shape = TileShape<kIn>;
+  using In = InputType<kIn>;
+  constexpr int kVec = Shape::kVec;
+  constexpr int kRowLanes = Shape::kRowChunks;
+  constexpr int kBlockLanes = Codec::kBlock > 0 ? Codec::kBlock / kVec : 1;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const unsigned row_lanes =
+      kRowLanes >= 32 ? 0xffffffffu : ((1u << kRowLanes) - 1u) << (lane & ~(kRowLanes - 1));
 #pragma unroll 1
-  for (int it = 0; it < TM * kThreadsPerRow / kThreads; ++it) {
-    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
-    const int r = job / kThreadsPerRow;
-    const int j = job % kThreadsPerRow;  // lanes 8m .. 8m+7 share a row
-    const int c0 = j * kPerThread;
-    float x[kPerThread];
-#pragma unroll
-    for (int i = 0; i < kPerThread; i += 4) {
-      const float4 v = *reinterpret_cast<const float4*>(tile + tile_index(r, c0 + i));
-      x[i] = v.x;
-      x[i + 1] = v.y;
-      x[i + 2] = v.z;
-      x[i + 3] = v.w;
-    }
+  for (int job = threadIdx.x; job < t.rows * kRowLanes; job += kThreads) {
+    const int r = job / kRowLanes;
+    const int c = (job % kRowLanes) * kVec;
+    const uint4 v = tile[job];
+    uint32_t amax = max_bits<kIn>(chunk_magnitude<kIn>(v));
     float param = ctx.tile_param;
     if constexpr (Codec::kBlock > 0) {
-      uint32_t amax = 0;
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) amax = max(amax, abs_bits(x[i]));
-      // The other threads of the block are the lanes j ^ 1, 2, 4.
-#pragma unroll
-      for (int d = 1; d < Codec::kBlock / kPerThread; d *= 2) {
-        amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, d));
-      }
+      for (int d = 1; d < kBlockLanes; d *= 2) amax = max(amax, __shfl_xor_sync(row_lanes, amax, d));
       const BlockDecision decision = codec.decide(fmt::bits_float(amax));
       param = decision.param;
-      if (r < t.rows && c0 < t.cols && j % (Codec::kBlock / kPerThread) == 0) {
-        const int64_t index = ctx.matrix * out.scale_matrix_entries +
-                              (t.token0 + r) * out.scale_row_length + (t.k0 + c0) / Codec::kBlock;
-        Codec::store(out, index, decision.stored);
+      if (c < t.cols && job % kBlockLanes == 0) {
+        Codec::store(out,
+                     ctx.matrix * out.scale_matrix_entries + (t.token0 + r) * out.scale_row_length +
+                         (t.k0 + c) / Codec::kBlock,
+                     decision.stored);
       }
     }
-    if (r >= t.rows || c0 >= t.cols) continue;
-    uint32_t words[Codec::kBits * kPerThread / 32];
-    encode16(codec, x, param, param, kPerThread, words);
-    const int valid_cols = t.cols - c0;
-    const uint32_t valid = valid_cols >= kPerThread ? 0xFFFFu : (1u << valid_cols) - 1u;
-    store16<Codec::kBits>(out.data,
-                          ctx.matrix * out.matrix_stride + (t.token0 + r) * out.row_stride + t.k0 + c0,
-                          words, valid);
+    if (c >= t.cols) continue;
+    typename In::Pair pairs[Shape::kPairsPerVec];
+    memcpy(pairs, &v, sizeof v);
+    uint32_t codes[(Codec::kBits * kVec + 31) / 32] = {};
+    const auto coder = Codec::coder(param);
+    by_path(Codec::short_path(coder, fmt::bits_float(amax)), [&](auto path) {
+#pragma unroll
+      for (int i = 0; i < Shape::kPairsPerVec; ++i) {
+        const int bit = 2 * i * Codec::kBits;
+        codes[bit / 32] |=
+            encode2<decltype(path)::value, Codec>(coder, In::low(pairs[i]), In::high(pairs[i]))
+            << (bit % 32);
+      }
+    });
+    const int valid_cols = t.cols - c;
+    const uint32_t valid = valid_cols >= kVec ? (1u << kVec) - 1u : (1u << valid_cols) - 1u;
+    store_codes<Codec::kBits, kVec>(
+        out.data, ctx.matrix * out.matrix_stride + (t.token0 + r) * out.row_stride + t.k0 + c,
+        codes, valid);
   }
 }
 
-// Shared-memory scratch of the columnwise writer, past the tile.
-template <int TM>
-struct ColumnScratch {
-  uint32_t half_amax[TM / 64 > 0 ? TM / 64 : 1][kTk];  // amaxes of 64-token halves (1x128)
-  float param[TM / 16][kTk];  // a block's element parameter, by block row
+// A columnwise thread's share of a tile: the column pair (columns 2 pair,
+// 2 pair + 1) of tokens chunk * 32 .. + 31, and its magnitudes over the
+// first and second 16 of them. The pairs stay in shared memory (read again
+// to code them) rather than in 32 registers.
+template <gg_dtype kIn>
+struct ColumnRun {
+  using In = InputType<kIn>;
+  int pair;
+  int chunk;
+  bool live;  // the chunk holds tokens of the group
+  const typename In::Pair* first;  // the pair of the chunk's first token
+  typename In::Mag half[2];
+
+  __device__ void load(const uint4* tile, const Tile& t) {
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    pair = (warp % 2) * 32 + static_cast<int>(threadIdx.x) % 32;
+    chunk = warp / 2;
+    live = chunk * kColumnTokens < t.rows;
+    first = reinterpret_cast<const typename In::Pair*>(tile) + chunk * kColumnTokens * (kTk / 2) + pair;
+    half[0] = half[1] = In::zero();
+    if (!live) return;
+#pragma unroll
+    for (int i = 0; i < kColumnTokens; ++i) {
+      half[i / 16] = In::max(half[i / 16], In::magnitude(at(i)));
+    }
+  }
+  __device__ typename In::Pair at(int token) const { return first[token * (kTk / 2)]; }
+  // fp32 bits of column h's amax over the tokens 16 s .. 16 s + 15.
+  __device__ uint32_t amax_bits(int h, int s) const {
+    return h ? In::high_bits(half[s]) : In::low_bits(half[s]);
+  }
 };
 
-// The columnwise output of a tile: output rows = K, columns = tokens, blocks
-// along tokens from the group start.
-template <int TM, class Codec>
-__device__ void write_columnwise(const QuantizeParams& p, const OutputParams& out, const Tile& t,
-                                 const float* tile, ColumnScratch<TM>* scratch, const Codec& codec,
-                                 const TileContext& ctx) {
+// Shared memory of the quantize pass past the stages.
+struct CodeStage {
+  // Columnwise codes: one row per K column of the tile, tokens along it
+  // (kTm bytes of fp8, kTm / 2 of e2m1).
+  uint32_t codes[kTk * kTm / 4];
+  uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
+  uint32_t warp_amax[kWarps];                      // the tile amax (128x128), per warp
+};
+
+// Word index of word j of code row k: rows of kTm * kBits / 32 words whose
+// 16-byte chunks are permuted by k / 2, so the eight lanes of a store phase
+// (rows 2l or 2l + 1, one offset) hit distinct banks.
+template <int kBits>
+__device__ int code_index(int k, int j) {
+  constexpr int kRowWords = kTm * kBits / 32;
+  constexpr int kRowChunks = kRowWords / 4;
+  return k * kRowWords + ((((j >> 2) ^ (k >> 1)) & (kRowChunks - 1)) << 2) + (j & 3);
+}
+
+// The columnwise output of a tile, into the code stage: output rows = K,
+// columns = tokens, blocks along tokens from the group start. Both columns
+// of the run are coded together, so each pair is read once more.
+template <gg_dtype kIn, class Codec>
+__device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out, const Tile& t,
+                                const ColumnRun<kIn>& run, CodeStage* stage, const Codec& codec,
+                                const TileContext& ctx) {
+  using In = InputType<kIn>;
+  constexpr int kBits = Codec::kBits;
   constexpr int kBlock = Codec::kBlock;
-  if constexpr (kBlock > 0) {
-    // Block amaxes, one column per lane, decided at once; 1x128 blocks
-    // are taken in two halves of 64 tokens, merged in a second step.
-    constexpr int kSpan = kBlock > 64 ? 64 : kBlock;
-    for (int job = threadIdx.x; job < kTk * (TM / kSpan); job += kThreads) {
-      const int k = job % kTk;
-      const int s = job / kTk;
-      uint32_t amax = 0;
-#pragma unroll 8
-      for (int i = 0; i < kSpan; ++i) amax = max(amax, abs_bits(tile[tile_index(s * kSpan + i, k)]));
-      if constexpr (kSpan == kBlock) {
-        const BlockDecision decision = codec.decide(fmt::bits_float(amax));
-        scratch->param[s][k] = decision.param;
-        if (k < t.cols && s * kBlock < t.rows) {
-          const int64_t column = (p.stacked ? 0 : t.first_block) + t.row0 / kBlock + s;
-          Codec::store(out,
-                       ctx.matrix * out.scale_matrix_entries +
-                           (t.k0 + k) * out.scale_row_length + column,
-                       decision.stored);
-        }
-      } else {
-        scratch->half_amax[s][k] = amax;
-      }
-    }
-    if constexpr (kSpan != kBlock) {
-      __syncthreads();
-      constexpr int kHalves = kBlock / kSpan;
-      for (int job = threadIdx.x; job < kTk * (TM / kBlock); job += kThreads) {
-        const int k = job % kTk;
-        const int b = job / kTk;
-        uint32_t amax = 0;
+  constexpr int kSpans = kBlock == 16 ? 2 : 1;  // blocks (16 tokens each) in the run, else 1
+  if (!run.live) return;
+  const int64_t block_column = (p.stacked ? 0 : t.first_block) + t.row0 / (kBlock > 0 ? kBlock : 1);
+  typename Codec::Coder coders[2][kSpans];
+  bool short_path = true;  // for every block of the run
 #pragma unroll
-        for (int h = 0; h < kHalves; ++h) amax = max(amax, scratch->half_amax[b * kHalves + h][k]);
+  for (int h = 0; h < 2; ++h) {
+    const int k = 2 * run.pair + h;
+    const bool column = k < t.cols;
+    const int64_t scale_row =
+        ctx.matrix * out.scale_matrix_entries + (t.k0 + k) * out.scale_row_length;
+#pragma unroll
+    for (int s = 0; s < kSpans; ++s) {
+      uint32_t amax = kSpans == 2 ? run.amax_bits(h, s) : max(run.amax_bits(h, 0), run.amax_bits(h, 1));
+      float param = ctx.tile_param;
+      if constexpr (kBlock == 128) {  // the column's four chunks
+        amax = 0;
+        for (int c = 0; c * kColumnTokens < t.rows; ++c) amax = max(amax, stage->chunk_amax[c][k]);
+      }
+      if constexpr (kBlock > 0) {
         const BlockDecision decision = codec.decide(fmt::bits_float(amax));
-        scratch->param[b][k] = decision.param;
-        if (k < t.cols && b * kBlock < t.rows) {
-          const int64_t column = (p.stacked ? 0 : t.first_block) + t.row0 / kBlock + b;
-          Codec::store(out,
-                       ctx.matrix * out.scale_matrix_entries + (t.k0 + k) * out.scale_row_length +
-                           column,
-                       decision.stored);
+        param = decision.param;
+        const int token = run.chunk * kColumnTokens + s * 16;  // the block's first
+        if (column && token < t.rows && token % kBlock == 0) {
+          Codec::store(out, scale_row + block_column + token / kBlock, decision.stored);
         }
       }
+      coders[h][s] = Codec::coder(param);
+      short_path = short_path && Codec::short_path(coders[h][s], fmt::bits_float(amax));
     }
-    __syncthreads();
   }
-  // Codes: 16 tokens of one column per thread, aligned in absolute token
-  // position, so the stores are aligned vectors but at the group's edges.
-  const int offset = static_cast<int>(t.token0 % kPerThread);
-  const int chunks = (offset + t.rows + kPerThread - 1) / kPerThread;
-  for (int job = threadIdx.x; job < kTk * chunks; job += kThreads) {
-    const int k = job % kTk;
-    const int chunk = job / kTk;
-    if (k >= t.cols) continue;
-    const int r0 = chunk * kPerThread - offset;  // tile row of the first token
-    float x[kPerThread];
-    uint32_t valid = 0;
-    float p0 = ctx.tile_param;
-    float p1 = ctx.tile_param;
-    int boundary = TM;
-    if constexpr (kBlock > 0) {
-      // 16 tokens span at most two blocks.
-      const int b0 = (r0 > 0 ? r0 : 0) / kBlock;
-      boundary = (b0 + 1) * kBlock;
-      p0 = scratch->param[b0][k];
-      p1 = boundary < t.rows ? scratch->param[b0 + 1][k] : p0;
-    }
+  constexpr int kWords = kColumnTokens * kBits / 32;
+  uint32_t codes[2][kWords] = {};
+  by_path(short_path, [&](auto path) {
+    constexpr bool kShort = decltype(path)::value;
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-      const int r = r0 + i;
-      const bool live = r >= 0 && r < t.rows;
-      x[i] = live ? tile[tile_index(r, k)] : 0.0f;
-      valid |= live ? 1u << i : 0u;
+    for (int i = 0; i < kColumnTokens; i += 2) {
+      const typename In::Pair a = run.at(i);
+      const typename In::Pair b = run.at(i + 1);
+      const int s = kSpans == 2 ? i / 16 : 0;
+      const int bit = i * kBits;
+      codes[0][bit / 32] |= encode2<kShort, Codec>(coders[0][s], In::low(a), In::low(b)) << (bit % 32);
+      codes[1][bit / 32] |= encode2<kShort, Codec>(coders[1][s], In::high(a), In::high(b))
+                            << (bit % 32);
     }
-    uint32_t words[Codec::kBits * kPerThread / 32];
-    encode16(codec, x, p0, p1, boundary - r0, words);
-    store16<Codec::kBits>(out.data,
-                          ctx.matrix * out.matrix_stride + (t.k0 + k) * out.row_stride +
-                              (t.token0 - offset) + chunk * kPerThread,
-                          words, valid);
+  });
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int w = 0; w < kWords; w += 4) {
+      *reinterpret_cast<uint4*>(stage->codes +
+                                code_index<kBits>(2 * run.pair + h, run.chunk * kWords + w)) =
+          make_uint4(codes[h][w], codes[h][w + 1], codes[h][w + 2], codes[h][w + 3]);
+    }
+  }
+}
+
+// The code rows of a tile to the columnwise output: a warp per row, a lane
+// per aligned output word; word j takes the code bits that land in it
+// (shifted by the row's misalignment) and stores the valid ones.
+template <int kBits>
+__device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
+                                    const CodeStage* stage) {
+  constexpr int kPerWord = 32 / kBits;
+  constexpr int kRowWords = kTm * kBits / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  for (int k = static_cast<int>(threadIdx.x) / 32; k < t.cols; k += kWarps) {
+    const int64_t first = matrix * out.matrix_stride + (t.k0 + k) * out.row_stride + t.token0;
+    const int skew = static_cast<int>(first % kPerWord);
+    const int words = (skew + t.rows + kPerWord - 1) / kPerWord;
+    for (int j = lane; j < words; j += 32) {
+      uint32_t value = j < kRowWords ? stage->codes[code_index<kBits>(k, j)] : 0u;
+      if (skew != 0) {
+        const uint32_t before = j > 0 ? stage->codes[code_index<kBits>(k, j - 1)] : 0u;
+        value = __funnelshift_l(before, value, skew * kBits);
+      }
+      const int lo = max(0, skew - j * kPerWord);
+      const int hi = min(kPerWord, skew + t.rows - j * kPerWord);
+      const uint32_t valid = ((kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u) >> (kPerWord - hi + lo)) << lo;
+      store_word<kBits>(out.data, first - skew + j * kPerWord, value, valid);
+    }
   }
 }
 
@@ -323,29 +359,69 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
   }
 }
 
-// ---- the two passes over one tile ----
-
-// 64-bit quotient and remainder, by 32-bit division when both fit.
-__device__ void divide(int64_t a, int64_t b, int64_t* q, int64_t* r) {
-  if (((a | b) >> 32) == 0) {
-    const uint32_t q32 = static_cast<uint32_t>(a) / static_cast<uint32_t>(b);
-    *q = q32;
-    *r = a - static_cast<int64_t>(q32) * b;
-  } else {
-    *q = a / b;
-    *r = a % b;
+// Codes one tile from its stage. Every thread calls it (it has barriers).
+template <gg_dtype kIn>
+__device__ void code_tile(const QuantizeParams& p, const Tile& t, const uint4* tile,
+                          CodeStage* stage, bool need_tile_amax) {
+  const int64_t matrix = p.stacked ? t.g : 0;
+  const bool columnwise = p.columnwise.data != nullptr;
+  const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
+  ColumnRun<kIn> run;
+  if (columnwise || need_tile_amax) run.load(tile, t);
+  if (long_blocks) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      stage->chunk_amax[run.chunk][2 * run.pair + h] = max(run.amax_bits(h, 0), run.amax_bits(h, 1));
+    }
+  }
+  if (need_tile_amax) {
+    const uint32_t warp = warp_max(max(max(run.amax_bits(0, 0), run.amax_bits(0, 1)),
+                                       max(run.amax_bits(1, 0), run.amax_bits(1, 1))));
+    if (threadIdx.x % 32 == 0) stage->warp_amax[threadIdx.x / 32] = warp;
+  }
+  if (long_blocks || need_tile_amax) __syncthreads();
+  float tile_amax = 0.0f;
+  if (need_tile_amax) {
+    uint32_t all = 0;
+    for (int w = 0; w < kWarps; ++w) all = max(all, stage->warp_amax[w]);
+    tile_amax = fmt::bits_float(all);
+  }
+  if (columnwise) {
+    with_codec(p.columnwise, outer_scale(p.columnwise, p, t.g), [&](const auto& codec) {
+      const TileContext ctx{matrix, tile_param_of(codec, p.columnwise, t, matrix, tile_amax, true)};
+      code_columnwise<kIn>(p, p.columnwise, t, run, stage, codec, ctx);
+    });
+  }
+  if (p.rowwise.data != nullptr) {
+    with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
+      const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
+      write_rowwise<kIn>(p.rowwise, t, tile, codec, ctx);
+    });
   }
 }
 
-template <int TM, gg_dtype kIn>
-__device__ uint32_t amax_tile(const QuantizeParams& p, const Tile& t, int64_t input_base) {
-  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
-  uint32_t amax = 0;
-  for_each_slot<TM, kIn, 4>(p, t, input_base, [&](int, int, const float* x) {
+// ---- the amax pass over one tile ----
+
+template <gg_dtype kIn>
+__device__ typename InputType<kIn>::Mag amax_tile(const QuantizeParams& p, const Tile& t,
+                                                  int64_t input_base) {
+  using Shape = TileShape<kIn>;
+  using In = InputType<kIn>;
+  constexpr int kBatch = 8;  // 16-byte loads in flight before any is used
+  typename In::Mag m = In::zero();
+#pragma unroll 1
+  for (int first = 0; first < Shape::kChunks / kThreads; first += kBatch) {
+    uint4 v[kBatch];
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) amax = max(amax, abs_bits(x[i]));
-  });
-  return amax;
+    for (int i = 0; i < kBatch; ++i) {
+      const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
+      v[i] = load_chunk<kIn>(p, t, input_base, job / Shape::kRowChunks,
+                             (job % Shape::kRowChunks) * Shape::kVec);
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) m = In::max(m, chunk_magnitude<kIn>(v[i]));
+  }
+  return m;
 }
 
 // Merges the CTA's running amax into group g's word (every thread calls it).
@@ -363,9 +439,22 @@ __device__ void flush_group_amax(const QuantizeParams& p, int32_t g, uint32_t* a
   __syncthreads();
 }
 
+// ---- the group table and the tiles ----
+
+// 64-bit quotient and remainder, by 32-bit division when both fit.
+__device__ void divide(int64_t a, int64_t b, int64_t* q, int64_t* r) {
+  if (((a | b) >> 32) == 0) {
+    const uint32_t q32 = static_cast<uint32_t>(a) / static_cast<uint32_t>(b);
+    *q = q32;
+    *r = a - static_cast<int64_t>(q32) * b;
+  } else {
+    *q = a / b;
+    *r = a % b;
+  }
+}
+
 // Tile `index` of the chunk of `count` groups from group `base`: its group
 // is the first whose tile_end exceeds `index`.
-template <int TM>
 __device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_t index,
                         int64_t tiles_k, int64_t cols) {
   int lo = 0, hi = count - 1;
@@ -373,33 +462,43 @@ __device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_
     const int mid = (lo + hi) / 2;
     if (chunk.tile_end[mid] > index) hi = mid; else lo = mid + 1;
   }
-  const int64_t group_tiles = ceil_div(chunk.size[lo], TM) * tiles_k;
+  const int64_t group_tiles = ceil_div(chunk.size[lo], kTm) * tiles_k;
   const int64_t local = index - (chunk.tile_end[lo] - group_tiles);
   Tile t;
   t.g = static_cast<int32_t>(base + lo);
   int64_t m_tile = 0;
   divide(local, tiles_k, &m_tile, &t.k_tile);
-  t.row0 = m_tile * TM;
+  t.row0 = m_tile * kTm;
   t.token0 = chunk.start[lo] + t.row0;
-  t.rows = static_cast<int>(min64(TM, chunk.size[lo] - t.row0));
+  t.rows = static_cast<int>(min64(kTm, chunk.size[lo] - t.row0));
   t.k0 = t.k_tile * kTk;
   t.cols = static_cast<int>(min64(kTk, cols - t.k0));
   t.first_block = chunk.first_block[lo];
   return t;
 }
 
-// CTAs per SM the register allocation must allow: four (64 registers a
-// thread), three for the quantize pass at TM = 128, whose 72 KB of shared
-// memory admit no more.
-template <int TM, Pass kPass>
-__global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 128 ? 3 : 4)
+// Element index of the tile's (token 0, k0) in the input.
+__device__ inline int64_t input_base_of(const QuantizeParams& p, const Tile& t) {
+  return (p.stacked ? t.g * p.input_matrix_stride : 0) + t.k0;
+}
+
+// CTAs per SM the register allocation must allow: two (128 registers a
+// thread) for 16-bit input, whose two stages and code stage take 82 KB of
+// shared memory; one for fp32 input (146 KB); four for the amax pass.
+template <gg_dtype kIn, Pass kPass>
+constexpr int min_blocks() {
+  return kPass == Pass::kAmax ? 4 : (kIn == GG_DTYPE_FP32 ? 1 : 2);
+}
+
+template <gg_dtype kIn, Pass kPass>
+__global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
     quantize_kernel(const __grid_constant__ QuantizeParams p) {
-  extern __shared__ float4 dynamic_smem[];  // the tile, then the columnwise scratch
-  float* tile = reinterpret_cast<float*>(dynamic_smem);
-  auto* scratch = reinterpret_cast<ColumnScratch<TM>*>(tile + TM * kTk);
-  constexpr bool kStaged = TM == 32;
-  uint4* stage = reinterpret_cast<uint4*>(scratch + 1);
+  using Shape = TileShape<kIn>;
+  extern __shared__ uint4 dynamic_smem[];  // the stages, then the code stage
+  CodeStage* code_stage =
+      reinterpret_cast<CodeStage*>(dynamic_smem + kStages * Shape::kTileBytes / 16);
   __shared__ GroupChunk chunk;
+  __shared__ typename Scan::TempStorage scan_storage;
   __shared__ uint32_t reduce[kWarps];
 
   const int64_t tiles_k = (p.cols + kTk - 1) / kTk;
@@ -407,9 +506,9 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
                                 p.columnwise.scaling != GG_BLOCK_128X128
                             ? p.columnwise.block
                             : 0;
-  const bool square_any = p.rowwise.scaling == GG_BLOCK_128X128 && p.rowwise.data != nullptr;
   const bool need_tile_amax =
-      square_any || (p.columnwise.data != nullptr && p.columnwise.scaling == GG_BLOCK_128X128);
+      (p.rowwise.data != nullptr && p.rowwise.scaling == GG_BLOCK_128X128) ||
+      (p.columnwise.data != nullptr && p.columnwise.scaling == GG_BLOCK_128X128);
   const bool lead = blockIdx.x == 0;
   if (threadIdx.x == 0) {
     chunk.rows_before = 0;
@@ -417,9 +516,10 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
     chunk.blocks_before = 0;
   }
   __syncthreads();
-  // The amax pass: this thread's running max for group `amax_group`, and
-  // for the tensor.
-  uint32_t group_amax = 0, tensor_amax = 0;
+  // The amax pass: this thread's running magnitudes for group `amax_group`,
+  // and for the tensor.
+  using Mag = typename InputType<kIn>::Mag;
+  Mag group_amax = InputType<kIn>::zero(), tensor_amax = InputType<kIn>::zero();
   int32_t amax_group = -1;
 
   for (int64_t base = 0; base < p.groups; base += kChunk) {
@@ -437,8 +537,8 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
       raw_size = p.stacked ? p.rows : load_index(p.sizes, p.index_type, g);
       counted = counted_size(raw_size, p.rows);
     }
-    int64_t rows_total = 0;
-    const int64_t rows_inclusive = block_inclusive_sum(counted, chunk.partials, &rows_total);
+    int64_t rows_inclusive = 0, rows_total = 0;
+    Scan(scan_storage).InclusiveSum(counted, rows_inclusive, rows_total);
     if (live) {
       if (p.stacked) {
         extent = GroupExtent{0, p.rows};
@@ -449,12 +549,13 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
         extent = clamp_group(raw_size, has_offsets, raw_offset, previous_end, p.rows, &flags);
       }
     }
-    const int64_t tiles = ceil_div(extent.size, TM) * tiles_k;
-    int64_t tiles_total = 0;
-    const int64_t tiles_inclusive = block_inclusive_sum(tiles, chunk.partials, &tiles_total);
+    const int64_t tiles = ceil_div(extent.size, kTm) * tiles_k;
     const int64_t blocks = col_block > 0 ? ceil_div(extent.size, col_block) : 0;
-    int64_t blocks_total = 0;
-    const int64_t blocks_inclusive = block_inclusive_sum(blocks, chunk.partials, &blocks_total);
+    int64_t tiles_inclusive = 0, tiles_total = 0, blocks_inclusive = 0, blocks_total = 0;
+    __syncthreads();  // the scan storage is reused
+    Scan(scan_storage).InclusiveSum(tiles, tiles_inclusive, tiles_total);
+    __syncthreads();
+    Scan(scan_storage).InclusiveSum(blocks, blocks_inclusive, blocks_total);
     if (threadIdx.x < kChunk) {
       chunk.start[threadIdx.x] = extent.start;
       chunk.size[threadIdx.x] = extent.size;
@@ -480,88 +581,70 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
       chunk.blocks_before = blocks_before + blocks_total;
     }
 
-    // This CTA's tiles of the chunk.
+    // This CTA's tiles of the chunk: first, first + grid, ...
     const int count = static_cast<int>(min64(kChunk, p.groups - base));
     // The quantize pass has no tile to write when only amax was asked for.
     const bool writes = p.rowwise.data != nullptr || p.columnwise.data != nullptr;
     const int64_t chunk_end = tiles_before + (kPass == Pass::kAmax || writes ? tiles_total : 0);
-    int64_t first = tiles_before + (static_cast<int64_t>(blockIdx.x) - tiles_before % gridDim.x +
-                                    gridDim.x) % gridDim.x;
-    bool staged = false;  // the tile `index` is in the staging buffer
-    for (int64_t index = first; index < chunk_end; index += gridDim.x) {
-      const Tile t = tile_at<TM>(chunk, count, base, index, tiles_k, p.cols);
-      const int64_t input_base = input_base_of(p, t);
+    const int64_t first = tiles_before + (static_cast<int64_t>(blockIdx.x) -
+                                          tiles_before % gridDim.x + gridDim.x) % gridDim.x;
+    const auto tile_of = [&](int64_t i) {
+      return tile_at(chunk, count, base, first + i * gridDim.x, tiles_k, p.cols);
+    };
+    const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
 
-      if constexpr (kPass == Pass::kAmax) {
+    if constexpr (kPass == Pass::kAmax) {
+      for (int64_t i = 0; i < mine; ++i) {
+        const Tile t = tile_of(i);
         if (t.g != amax_group) {  // the same for the whole CTA
-          if (amax_group >= 0) flush_group_amax(p, amax_group, &group_amax, reduce);
+          if (amax_group >= 0) {
+            uint32_t bits = max_bits<kIn>(group_amax);
+            flush_group_amax(p, amax_group, &bits, reduce);
+            group_amax = InputType<kIn>::zero();
+          }
           amax_group = t.g;
         }
-        uint32_t a = 0;
-        switch (p.input_type) {
-          case GG_DTYPE_BF16: a = amax_tile<TM, GG_DTYPE_BF16>(p, t, input_base); break;
-          case GG_DTYPE_FP16: a = amax_tile<TM, GG_DTYPE_FP16>(p, t, input_base); break;
-          default: a = amax_tile<TM, GG_DTYPE_FP32>(p, t, input_base); break;
+        const Mag m = amax_tile<kIn>(p, t, input_base_of(p, t));
+        group_amax = InputType<kIn>::max(group_amax, m);
+        tensor_amax = InputType<kIn>::max(tensor_amax, m);
+      }
+    } else {
+      const auto stage = [&](int64_t i) { return dynamic_smem + (i % kStages) * (Shape::kTileBytes / 16); };
+      if (mine > 0) {
+        const Tile t = tile_of(0);
+        fill_tile<kIn>(p, t, input_base_of(p, t), stage(0));
+      }
+      cp_async_commit();
+      for (int64_t i = 0; i < mine; ++i) {
+        if (i + 1 < mine) {  // the next tile streams in while this one is coded
+          const Tile next = tile_of(i + 1);
+          fill_tile<kIn>(p, next, input_base_of(p, next), stage(i + 1));
         }
-        group_amax = max(group_amax, a);
-        tensor_amax = max(tensor_amax, a);
-      } else {
-        uint32_t a = 0;
-        if constexpr (kStaged) {
-          if (!staged) stage_any<TM>(p, t, stage);
-          switch (p.input_type) {
-            case GG_DTYPE_BF16: a = unstage_tile<TM, GG_DTYPE_BF16>(p, t, stage, tile); break;
-            case GG_DTYPE_FP16: a = unstage_tile<TM, GG_DTYPE_FP16>(p, t, stage, tile); break;
-            default: a = unstage_tile<TM, GG_DTYPE_FP32>(p, t, stage, tile); break;
-          }
-        } else {
-          switch (p.input_type) {
-            case GG_DTYPE_BF16: a = load_tile<TM, GG_DTYPE_BF16>(p, t, input_base, tile); break;
-            case GG_DTYPE_FP16: a = load_tile<TM, GG_DTYPE_FP16>(p, t, input_base, tile); break;
-            default: a = load_tile<TM, GG_DTYPE_FP32>(p, t, input_base, tile); break;
-          }
-        }
-        if (need_tile_amax) {
-          a = warp_max(a);
-          if (threadIdx.x % 32 == 0) reduce[threadIdx.x / 32] = a;
-        }
-        __syncthreads();
-        float tile_amax = 0.0f;
-        if (need_tile_amax) {
-          uint32_t all = 0;
-          for (int w = 0; w < kWarps; ++w) all = max(all, reduce[w]);
-          tile_amax = fmt::bits_float(all);
-        }
-        if constexpr (kStaged) {
-          // The next tile of the chunk streams in while this one is coded.
-          const int64_t next = index + gridDim.x;
-          staged = next < chunk_end;
-          if (staged) stage_any<TM>(p, tile_at<TM>(chunk, count, base, next, tiles_k, p.cols), stage);
-        }
-        const int64_t matrix = p.stacked ? t.g : 0;
-        if (p.rowwise.data != nullptr) {
-          with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
-            const TileContext ctx{matrix,
-                                  tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
-            write_rowwise<TM>(p, p.rowwise, t, tile, codec, ctx);
-          });
-        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();  // the tile is in; the code stage is free again
+        const Tile t = tile_of(i);
+        code_tile<kIn>(p, t, stage(i), code_stage, need_tile_amax);
+        __syncthreads();  // the codes are staged; the tile's stage is free again
         if (p.columnwise.data != nullptr) {
-          with_codec(p.columnwise, outer_scale(p.columnwise, p, t.g), [&](const auto& codec) {
-            const TileContext ctx{matrix,
-                                  tile_param_of(codec, p.columnwise, t, matrix, tile_amax, true)};
-            write_columnwise<TM>(p, p.columnwise, t, tile, scratch, codec, ctx);
-          });
+          const int64_t matrix = p.stacked ? t.g : 0;
+          if (p.columnwise.dtype == GG_DTYPE_E2M1) {
+            copy_out_columnwise<4>(p.columnwise, t, matrix, code_stage);
+          } else {
+            copy_out_columnwise<8>(p.columnwise, t, matrix, code_stage);
+          }
         }
-        __syncthreads();  // the tile, the scratch and `reduce` are rewritten next
       }
     }
     __syncthreads();  // the chunk table is rewritten next
   }
 
   if constexpr (kPass == Pass::kAmax) {
-    if (amax_group >= 0) flush_group_amax(p, amax_group, &group_amax, reduce);
-    const uint32_t warp = warp_max(tensor_amax);
+    if (amax_group >= 0) {
+      uint32_t bits = max_bits<kIn>(group_amax);
+      flush_group_amax(p, amax_group, &bits, reduce);
+    }
+    const uint32_t warp = warp_max(max_bits<kIn>(tensor_amax));
     if (threadIdx.x % 32 == 0 && warp != 0) atomicMax(p.amax_bits + p.groups, warp);
     return;
   }
@@ -580,13 +663,12 @@ __global__ void __launch_bounds__(kThreads, kPass == Pass::kQuantize && TM == 12
   if (threadIdx.x == 0) *p.done = 0;
 }
 
-template <int TM, Pass kPass>
+template <gg_dtype kIn, Pass kPass>
 cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count,
                    cudaStream_t stream) {
-  const auto kernel = quantize_kernel<TM, kPass>;
+  const auto kernel = quantize_kernel<kIn, kPass>;
   const size_t smem = kPass == Pass::kQuantize
-                          ? static_cast<size_t>(TM) * kTk * sizeof(float) +
-                                sizeof(ColumnScratch<TM>) + (TM == 32 ? kStageBytes : 0)
+                          ? static_cast<size_t>(kStages) * TileShape<kIn>::kTileBytes + sizeof(CodeStage)
                           : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -601,37 +683,35 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
   return cudaGetLastError();
 }
 
-}  // namespace
-
-int tile_rows(const QuantizeParams& p) {
-  const bool rowwise_square = p.rowwise.data != nullptr && p.rowwise.scaling == GG_BLOCK_128X128;
-  const bool columnwise_long = p.columnwise.data != nullptr && p.columnwise.block == 128;
-  return rowwise_square || columnwise_long ? 128 : 32;
+template <gg_dtype kIn>
+cudaError_t launch_passes(const QuantizeParams& params, int sm_count, cudaStream_t stream) {
+  const int64_t bound = max_tiles(params);
+  if (params.amax_pass) {
+    const cudaError_t error = launch<kIn, Pass::kAmax>(params, bound, sm_count, stream);
+    if (error != cudaSuccess) return error;
+  }
+  return launch<kIn, Pass::kQuantize>(params, bound, sm_count, stream);
 }
 
-int64_t max_tiles(const QuantizeParams& p, int tm) {
+}  // namespace
+
+int64_t max_tiles(const QuantizeParams& p) {
   const int64_t tiles_k = ceil_div(p.cols, kTk);
-  if (p.stacked) return p.groups * ceil_div(p.rows, tm) * tiles_k;
+  if (p.stacked) return p.groups * ceil_div(p.rows, kTm) * tiles_k;
   // Prefix-sum groups hold at most one partial tile each; groups placed by
   // offsets may each span all M rows.
-  const int64_t m_tiles = p.offsets == nullptr ? ragged_block_capacity(p.rows, tm, p.groups)
-                                               : p.groups * ceil_div(p.rows, tm);
+  const int64_t m_tiles = p.offsets == nullptr ? ragged_block_capacity(p.rows, kTm, p.groups)
+                                               : p.groups * ceil_div(p.rows, kTm);
   return m_tiles * tiles_k;
 }
 
 cudaError_t launch_grouped_quantize(const QuantizeParams& params, int sm_count,
                                     cudaStream_t stream) {
-  const int tm = tile_rows(params);
-  const int64_t bound = max_tiles(params, tm);
-  if (params.amax_pass) {
-    // The amax pass takes 128-token tiles whatever the outputs: eight
-    // 16-byte loads a thread in flight, and a quarter of the tile lookups.
-    const cudaError_t error =
-        launch<128, Pass::kAmax>(params, max_tiles(params, 128), sm_count, stream);
-    if (error != cudaSuccess) return error;
+  switch (params.input_type) {
+    case GG_DTYPE_BF16: return launch_passes<GG_DTYPE_BF16>(params, sm_count, stream);
+    case GG_DTYPE_FP16: return launch_passes<GG_DTYPE_FP16>(params, sm_count, stream);
+    default: return launch_passes<GG_DTYPE_FP32>(params, sm_count, stream);
   }
-  return tm == 128 ? launch<128, Pass::kQuantize>(params, bound, sm_count, stream)
-                   : launch<32, Pass::kQuantize>(params, bound, sm_count, stream);
 }
 
 }  // namespace gg::quantize

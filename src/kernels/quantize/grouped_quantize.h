@@ -9,12 +9,9 @@
 
 namespace gg::quantize {
 
-// Tokens per tile: 128 when an output has 128-token blocks (columnwise 1x128,
-// either 128x128), else 32.
-int tile_rows(const QuantizeParams& params);
-
-// A host-side bound on the tiles of `tm` tokens that any device sizes give.
-int64_t max_tiles(const QuantizeParams& params, int tm);
+// A host-side bound on the tiles (128 tokens x 128 K) that any device sizes
+// give.
+int64_t max_tiles(const QuantizeParams& params);
 
 // Enqueues the amax launch (when params.amax_pass) and the quantize launch on
 // `stream`. Each grid is persistent: as many CTAs as fit on `sm_count` SMs,

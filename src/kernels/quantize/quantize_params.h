@@ -43,6 +43,7 @@ struct QuantizeParams {
   gg_dtype input_type;
   int64_t input_stride;         // elements per input row
   int64_t input_matrix_stride;  // elements between stacked matrices
+  bool aligned_input;           // every input row starts 16-byte aligned
 
   OutputParams rowwise;
   OutputParams columnwise;

@@ -16,6 +16,7 @@
 #include "common/groups.h"
 #include "common/workspace.h"
 #include "formats/block_quant.h"
+#include "formats/codecs.h"
 #include "kernels/device.h"
 #include "kernels/paths.h"
 #include "kernels/quantize/grouped_quantize.h"
@@ -84,6 +85,10 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.input_type = d.input.dtype;
   p.input_stride = d.input.strides[d.input.rank - 2];
   p.input_matrix_stride = stacked ? d.input.strides[0] : 0;
+  const int64_t element_bytes = fmt::dtype_bits(d.input.dtype) / 8;
+  p.aligned_input = reinterpret_cast<uintptr_t>(d.input.data) % 16 == 0 &&
+                    (p.input_stride * element_bytes) % 16 == 0 &&
+                    (p.input_matrix_stride * element_bytes) % 16 == 0;
   p.rowwise = output_of(d.rowwise, false, stacked, d.num_groups, tokens, k);
   p.columnwise = output_of(d.columnwise, true, stacked, d.num_groups, tokens, k);
   p.amax = d.amax;

@@ -1,11 +1,11 @@
 // The per-format codecs of the grouped-quantize tile writers
 // (grouped_quantize.cu): for each output format, which elements share a
 // scale, how a block's amax becomes its stored scale and the per-element
-// parameter, and how two elements are coded under their parameters. The
-// tile writers are templates on these, so their inner loops are straight
-// code with no switch on the format. Every decision is the
-// formats/block_quant.h function the CPU reference calls; every element is
-// coded by an element_encoders.h encoder, bit-identical to the reference's.
+// parameter, and how two elements are coded under a parameter. The tile
+// writers are templates on these, so their inner loops are straight code
+// with no switch on the format. Every decision is the formats/block_quant.h
+// function the CPU reference calls; every element is coded by an
+// element_encoders.h encoder, bit-identical to the reference's.
 //
 //   codec            kBlock       stored scale         parameter
 //   Fp8Whole<D>      kWholeTile   — (the fp32 scale)   fp32 scale of group/tensor
@@ -13,8 +13,15 @@
 //   Fp8Block<D,sq>   kSquareTile  fp32 per 128x128     that scale (tile amax)
 //   Mxfp8<D>         32           e8m0 byte            2^(127 - e8m0), 0 for NaN
 //   Nvfp4            16           ue4m3 byte           ue4m3 value * fp32 scale
+//
+// A parameter is turned into a Coder once per block (the reciprocal of a
+// scale, say); short_path(coder, amax) says whether every element of a run
+// whose amax that is may take the short encoders, encode2_short(coder, x0,
+// x1), and encode2(coder, x0, x1) codes two elements by the exact ones.
+// The writers branch once per run, not per element.
 #pragma once
 
+#include <float.h>
 #include <stdint.h>
 
 #include "formats/block_quant.h"
@@ -33,21 +40,31 @@ struct BlockDecision {
   float param;      // what the element encoder takes
 };
 
+// Codes of the fp8 formats scaled by division (current and block scaling).
 template <gg_dtype kFp8>
-struct Fp8Whole {
-  static constexpr int kBlock = kWholeTile;
+struct DividedFp8 {
   static constexpr int kBits = 8;
-  float outer;
-  __device__ float whole_param() const { return outer; }
-  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
-    return fp8x2_divided<kFp8>(x0, p0, x1, p1);
+  using Coder = ScaleDivider;
+  __device__ static Coder coder(float scale) { return ScaleDivider(scale); }
+  __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
+  __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
+    return fp8x2_divided_finite<kFp8>(x0, x1, c);
+  }
+  __device__ static uint32_t encode2(const Coder& c, float x0, float x1) {
+    return fp8x2_divided<kFp8>(x0, c.scale, x1, c.scale);
   }
 };
 
+template <gg_dtype kFp8>
+struct Fp8Whole : DividedFp8<kFp8> {
+  static constexpr int kBlock = kWholeTile;
+  float outer;
+  __device__ float whole_param() const { return outer; }
+};
+
 template <gg_dtype kFp8, int kBlockLength>
-struct Fp8Block {
+struct Fp8Block : DividedFp8<kFp8> {
   static constexpr int kBlock = kBlockLength;
-  static constexpr int kBits = 8;
   __device__ BlockDecision decide(float amax) const {
     const float scale = fmt::fp8_scale_from_amax(amax, kFp8);
     return {fmt::float_bits(scale), scale};
@@ -55,15 +72,13 @@ struct Fp8Block {
   __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
     reinterpret_cast<uint32_t*>(out.block_scales)[index] = stored;
   }
-  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
-    return fp8x2_divided<kFp8>(x0, p0, x1, p1);
-  }
 };
 
 template <gg_dtype kFp8>
 struct Mxfp8 {
   static constexpr int kBlock = 32;
   static constexpr int kBits = 8;
+  using Coder = float;  // the multiplier
   __device__ BlockDecision decide(float amax) const {
     const uint8_t scale = fmt::mx_block_scale(amax, kFp8);
     return {scale, mx_multiplier(scale)};
@@ -71,14 +86,21 @@ struct Mxfp8 {
   __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
     out.block_scales[index] = static_cast<uint8_t>(stored);
   }
-  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
-    return mx_fp8x2<kFp8>(x0, p0, x1, p1);
+  __device__ static Coder coder(float multiplier) { return multiplier; }
+  // A finite amax has a scale other than the NaN one (m != 0).
+  __device__ static bool short_path(float, float amax) { return amax <= FLT_MAX; }
+  __device__ static uint32_t encode2_short(float m, float x0, float x1) {
+    return mx_fp8x2_finite<kFp8>(x0, x1, m);
+  }
+  __device__ static uint32_t encode2(float m, float x0, float x1) {
+    return mx_fp8x2<kFp8>(x0, m, x1, m);
   }
 };
 
 struct Nvfp4 {
   static constexpr int kBlock = 16;
   static constexpr int kBits = 4;
+  using Coder = ScaleDivider;
   float outer;  // the tensor or group scale
   __device__ BlockDecision decide(float amax) const {
     const uint8_t scale = fmt::nvfp4_block_scale(amax, outer);
@@ -87,8 +109,14 @@ struct Nvfp4 {
   __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
     out.block_scales[index] = static_cast<uint8_t>(stored);
   }
-  __device__ uint32_t encode2(float x0, float p0, float x1, float p1) const {
-    return nvfp4_code(x0, p0) | nvfp4_code(x1, p1) << 4;
+  __device__ static Coder coder(float step) { return ScaleDivider(step); }
+  // A zero step is outside the divider's fast range.
+  __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
+  __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
+    return nvfp4_code_finite(x0, c) | nvfp4_code_finite(x1, c) << 4;
+  }
+  __device__ static uint32_t encode2(const Coder& c, float x0, float x1) {
+    return nvfp4_code(x0, c.scale) | nvfp4_code(x1, c.scale) << 4;
   }
 };
 
@@ -100,7 +128,7 @@ __device__ void with_codec(const OutputParams& out, float outer, F&& f) {
   const bool e4m3 = out.dtype == GG_DTYPE_E4M3;
   switch (out.scaling) {
     case GG_BLOCK_NONE:
-      if (e4m3) f(Fp8Whole<GG_DTYPE_E4M3>{outer}); else f(Fp8Whole<GG_DTYPE_E5M2>{outer});
+      if (e4m3) f(Fp8Whole<GG_DTYPE_E4M3>{{}, outer}); else f(Fp8Whole<GG_DTYPE_E5M2>{{}, outer});
       return;
     case GG_BLOCK_1X128:
       if (e4m3) f(Fp8Block<GG_DTYPE_E4M3, 128>{}); else f(Fp8Block<GG_DTYPE_E5M2, 128>{});

@@ -1,8 +1,9 @@
-// The grouped quantizer's tile I/O (grouped_quantize.cu): the input tile's
-// layout in shared memory, its loads from global memory (16-byte vectors,
-// batched so that several are in flight; or copied ahead by cp.async into a
-// staging buffer) and the stores of coded output (vectors, words, and
-// nibble-wise atomics where a byte is shared with another group).
+// The grouped quantizer's tile I/O (grouped_quantize.cu): the input tile as
+// it lies in shared memory (raw input words, rows of kTk elements), its
+// copy from global memory by cp.async (zero-filled past the tile's valid
+// rows and columns), the 16-byte loads of the amax pass, the element
+// types' packed magnitudes, and the stores of coded output (vectors, words,
+// bytes, and nibble-wise atomics where a byte is shared with another group).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,21 +17,9 @@
 namespace gg::quantize {
 
 constexpr int kThreads = 256;
-constexpr int kTk = kTileCols;  // tile columns, also the shared-memory row pitch in floats
-constexpr int kPerThread = 16;  // elements a thread codes at once (one 16-byte fp8 store)
-
-__device__ inline uint32_t abs_bits(float x) { return fmt::float_bits(x) & ~fmt::kF32SignBit; }
-
-// ---- the tile in shared memory ----
-
-// Float index of tile element (r, c): rows of kTk floats, the 16-byte chunk
-// q of a row stored at q ^ ((q >> 2) & 7). A rowwise thread reading chunks
-// 4j + i (j = 0..7 over eight lanes) and 32 lanes reading 32 consecutive
-// columns of one row both hit 32 distinct banks.
-__device__ __forceinline__ int tile_index(int r, int c) {
-  const int q = c >> 2;
-  return r * kTk + (((q ^ ((q >> 2) & 7)) << 2) | (c & 3));
-}
+constexpr int kWarps = kThreads / 32;
+constexpr int kTm = 128;        // tokens per tile: a 1x128 column block or a 128x128 block fits
+constexpr int kTk = kTileCols;  // K elements per tile
 
 struct Tile {
   int32_t g;
@@ -39,126 +28,178 @@ struct Tile {
   int rows;             // valid tokens
   int64_t k0;           // first K element
   int cols;             // valid K elements
-  int64_t k_tile;       // k0 / 128
+  int64_t k_tile;       // k0 / kTk
   int64_t first_block;  // columnwise: the group's first block column (ragged)
 };
 
+// ---- input element types ----
+// A Pair is two adjacent elements of a row as they lie in memory; a Mag the
+// magnitudes of a pair, kept so that their maximum, turned into fp32 bits,
+// is the max of |x| bits over the pair's elements (the order the
+// reference's amax_accumulate uses, NaN above inf). For 16-bit inputs that
+// is the 15-bit patterns, two to a word, maxed by one SIMD instruction:
+// both formats decode monotonically in them, NaN payloads included.
 template <gg_dtype kIn>
 struct InputType;
+
 template <>
 struct InputType<GG_DTYPE_BF16> {
   using Word = uint16_t;
-  __device__ static float decode(uint16_t v) { return fmt::bf16_to_float(v); }
+  using Pair = uint32_t;
+  using Mag = uint32_t;
+  __device__ static float decode(uint32_t v) { return fmt::bits_float(v << 16); }
+  __device__ static float low(Pair p) { return fmt::bits_float(p << 16); }
+  __device__ static float high(Pair p) { return fmt::bits_float(p & 0xFFFF0000u); }
+  __device__ static Mag magnitude(Pair p) { return p & 0x7FFF7FFFu; }
+  __device__ static Mag max(Mag a, Mag b) { return __vmaxu2(a, b); }
+  __device__ static Mag zero() { return 0; }
+  __device__ static uint32_t low_bits(Mag m) { return m << 16; }
+  __device__ static uint32_t high_bits(Mag m) { return m & 0xFFFF0000u; }
 };
+
 template <>
 struct InputType<GG_DTYPE_FP16> {
   using Word = uint16_t;
+  using Pair = uint32_t;
+  using Mag = uint32_t;
   // The reference's decoder: NaN payloads survive, as the amax words see them.
-  __device__ static float decode(uint16_t v) { return fmt::fp16_to_float(v); }
+  __device__ static float decode(uint32_t v) { return fmt::fp16_to_float(static_cast<uint16_t>(v)); }
+  __device__ static float low(Pair p) { return decode(p & 0xFFFFu); }
+  __device__ static float high(Pair p) { return decode(p >> 16); }
+  __device__ static Mag magnitude(Pair p) { return p & 0x7FFF7FFFu; }
+  __device__ static Mag max(Mag a, Mag b) { return __vmaxu2(a, b); }
+  __device__ static Mag zero() { return 0; }
+  __device__ static uint32_t low_bits(Mag m) { return fmt::float_bits(decode(m & 0xFFFFu)); }
+  __device__ static uint32_t high_bits(Mag m) { return fmt::float_bits(decode(m >> 16)); }
 };
+
 template <>
 struct InputType<GG_DTYPE_FP32> {
-  using Word = float;
-  __device__ static float decode(float v) { return v; }
+  using Word = uint32_t;
+  using Pair = uint2;
+  using Mag = uint2;
+  __device__ static float decode(uint32_t v) { return fmt::bits_float(v); }
+  __device__ static float low(Pair p) { return fmt::bits_float(p.x); }
+  __device__ static float high(Pair p) { return fmt::bits_float(p.y); }
+  __device__ static Mag magnitude(Pair p) { return make_uint2(p.x & 0x7FFFFFFFu, p.y & 0x7FFFFFFFu); }
+  __device__ static Mag max(Mag a, Mag b) { return make_uint2(::max(a.x, b.x), ::max(a.y, b.y)); }
+  __device__ static Mag zero() { return make_uint2(0, 0); }
+  __device__ static uint32_t low_bits(Mag m) { return m.x; }
+  __device__ static uint32_t high_bits(Mag m) { return m.y; }
 };
 
-// Loads `kVec` consecutive elements of one row (those at or past `valid`
-// read as 0, which no amax notices).
-template <gg_dtype kIn, int kVec>
-__device__ void load_vector(const void* input, int64_t index, int valid, float x[kVec]) {
+// Facts of the tile layout for one input type.
+template <gg_dtype kIn>
+struct TileShape {
   using In = InputType<kIn>;
   using Word = typename In::Word;
-  const Word* source = static_cast<const Word*>(input) + index;
-  if (valid >= kVec && reinterpret_cast<uintptr_t>(source) % 16 == 0) {
-    const uint4 v = __ldg(reinterpret_cast<const uint4*>(source));
-    Word w[kVec];
-    memcpy(w, &v, sizeof v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) x[i] = In::decode(w[i]);
-    return;
-  }
-#pragma unroll
-  for (int i = 0; i < kVec; ++i) x[i] = i < valid ? In::decode(source[i]) : 0.0f;
-}
+  using Pair = typename In::Pair;
+  static constexpr int kBytes = static_cast<int>(sizeof(Word));
+  static constexpr int kVec = 16 / kBytes;              // elements per 16-byte chunk
+  static constexpr int kPairsPerVec = kVec / 2;
+  static constexpr int kRowChunks = kTk / kVec;         // 16-byte chunks per tile row
+  static constexpr int kChunks = kTm * kRowChunks;      // per tile
+  static constexpr int kTileBytes = kTm * kTk * kBytes;
+};
 
-// The input of slot (r, c) of tile t when it comes as one aligned vector,
-// else null.
-template <gg_dtype kIn, int kVec>
-__device__ const void* vector_source(const QuantizeParams& p, const Tile& t, int64_t input_base,
-                                     int r, int c) {
-  if (r >= t.rows || c >= t.cols || t.cols - c < kVec) return nullptr;
-  const auto* source = static_cast<const typename InputType<kIn>::Word*>(p.input) + input_base +
-                       (t.token0 + r) * p.input_stride + c;
-  return reinterpret_cast<uintptr_t>(source) % 16 == 0 ? source : nullptr;
-}
-
-// Calls sink(r, c, x) with the kVec elements x of every 16-byte slot (r, c)
-// of tile t that this thread owns (zeros outside the tile's valid rows and
-// columns). The loads of kBatch slots are issued before any is used, so
-// that they are in flight together; slots that are not whole aligned
-// vectors (ragged edges) are read element by element afterwards.
-template <int TM, gg_dtype kIn, int kMaxBatch, class Sink>
-__device__ void for_each_slot(const QuantizeParams& p, const Tile& t, int64_t input_base,
-                              Sink&& sink) {
+// fp32 bits of the larger magnitude of a Mag.
+template <gg_dtype kIn>
+__device__ uint32_t max_bits(typename InputType<kIn>::Mag m) {
   using In = InputType<kIn>;
-  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;  // 16 bytes
-  constexpr int kPerRow = kTk / kVec;
-  constexpr int kJobs = TM * kPerRow / kThreads;
-  constexpr int kBatch = kMaxBatch < kJobs ? kMaxBatch : kJobs;
-  static_assert(kJobs % kBatch == 0, "batches split the slots evenly");
-#pragma unroll 1
-  for (int first = 0; first < kJobs; first += kBatch) {
-    uint4 v[kBatch];
-    bool whole[kBatch];
+  return ::max(In::low_bits(m), In::high_bits(m));
+}
+
+// Mag of a 16-byte chunk of pairs.
+template <gg_dtype kIn>
+__device__ typename InputType<kIn>::Mag chunk_magnitude(const uint4& v) {
+  using In = InputType<kIn>;
+  using Pair = typename In::Pair;
+  constexpr int kPairs = TileShape<kIn>::kPairsPerVec;
+  Pair pairs[kPairs];
+  memcpy(pairs, &v, sizeof v);
+  typename In::Mag m = In::magnitude(pairs[0]);
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
-      const void* source =
-          vector_source<kIn, kVec>(p, t, input_base, job / kPerRow, (job % kPerRow) * kVec);
-      whole[i] = source != nullptr;
-      v[i] = whole[i] ? __ldg(static_cast<const uint4*>(source)) : make_uint4(0, 0, 0, 0);
-    }
+  for (int i = 1; i < kPairs; ++i) m = In::max(m, In::magnitude(pairs[i]));
+  return m;
+}
+
+// ---- loads ----
+
+// Chunk (r, c) of tile t as one 16-byte value: elements at or past the
+// tile's valid columns, and rows at or past its valid rows, read as zero
+// (which no amax notices). Element by element when the input rows are not
+// 16-byte aligned.
+template <gg_dtype kIn>
+__device__ const typename InputType<kIn>::Word* chunk_source(const QuantizeParams& p,
+                                                             const Tile& t, int64_t input_base,
+                                                             int r, int c) {
+  return static_cast<const typename InputType<kIn>::Word*>(p.input) + input_base +
+         (t.token0 + r) * p.input_stride + c;
+}
+
+template <gg_dtype kIn>
+__device__ uint4 load_chunk_by_elements(const typename InputType<kIn>::Word* source, int valid) {
+  using Shape = TileShape<kIn>;
+  typename Shape::Word w[Shape::kVec];
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
-      const int r = job / kPerRow;
-      const int c = (job % kPerRow) * kVec;
-      float x[kVec];
-      if (whole[i]) {
-        typename In::Word w[kVec];
-        memcpy(w, &v[i], sizeof v[i]);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) x[e] = In::decode(w[e]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) x[e] = 0.0f;
-        if (r < t.rows && c < t.cols) {
-          load_vector<kIn, kVec>(p.input, input_base + (t.token0 + r) * p.input_stride + c,
-                                 t.cols - c, x);
-        }
-      }
-      sink(r, c, x);
+  for (int i = 0; i < Shape::kVec; ++i) w[i] = i < valid ? source[i] : 0;
+  uint4 v;
+  memcpy(&v, w, sizeof v);
+  return v;
+}
+
+// Elements of chunk (r, c) inside the tile: 0 past its rows or columns.
+__device__ inline int chunk_valid(const Tile& t, int r, int c, int vec) {
+  if (r >= t.rows || c >= t.cols) return 0;
+  return t.cols - c < vec ? t.cols - c : vec;
+}
+
+__device__ inline void cp_async16(void* shared, const void* global, int source_bytes) {
+  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
+               "r"(source_bytes));
+}
+__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Starts the copy of tile t into `stage` (kTileBytes, rows of kTk elements):
+// rows up to the next multiple of 32 past the valid ones are zero-filled
+// (the columnwise writer reads them), later rows are left alone (nobody
+// reads them). With aligned input rows every chunk is one cp.async whose
+// source size is its valid bytes; otherwise chunks are loaded element by
+// element and stored here, synchronously.
+template <gg_dtype kIn>
+__device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
+                          uint4* stage) {
+  using Shape = TileShape<kIn>;
+  const int filled_rows = (t.rows + 31) / 32 * 32;
+#pragma unroll 4
+  for (int job = threadIdx.x; job < filled_rows * Shape::kRowChunks; job += kThreads) {
+    const int r = job / Shape::kRowChunks;
+    const int c = (job % Shape::kRowChunks) * Shape::kVec;
+    const int valid = chunk_valid(t, r, c, Shape::kVec);
+    const auto* source = chunk_source<kIn>(p, t, input_base, valid > 0 ? r : 0, valid > 0 ? c : 0);
+    if (p.aligned_input) {
+      cp_async16(stage + job, source, valid * Shape::kBytes);
+    } else {
+      stage[job] = load_chunk_by_elements<kIn>(source, valid);
     }
   }
 }
 
-// The tile (zeros outside its valid rows and columns) into shared memory;
-// returns this thread's max of |x| bits over what it loaded.
-template <int TM, gg_dtype kIn>
-__device__ uint32_t load_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
-                              float* tile) {
-  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
-  uint32_t amax = 0;
-  for_each_slot<TM, kIn, 4>(p, t, input_base, [&](int r, int c, const float* x) {
-#pragma unroll
-    for (int h = 0; h < kVec; h += 4) {
-      *reinterpret_cast<float4*>(tile + tile_index(r, c + h)) =
-          make_float4(x[h], x[h + 1], x[h + 2], x[h + 3]);
-    }
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) amax = max(amax, abs_bits(x[i]));
-  });
-  return amax;
+// Chunk (r, c) of tile t read straight from global memory (the amax pass).
+template <gg_dtype kIn>
+__device__ uint4 load_chunk(const QuantizeParams& p, const Tile& t, int64_t input_base, int r,
+                            int c) {
+  using Shape = TileShape<kIn>;
+  const int valid = chunk_valid(t, r, c, Shape::kVec);
+  if (valid == 0) return make_uint4(0, 0, 0, 0);
+  const auto* source = chunk_source<kIn>(p, t, input_base, r, c);
+  if (p.aligned_input && valid == Shape::kVec) return __ldg(reinterpret_cast<const uint4*>(source));
+  return load_chunk_by_elements<kIn>(source, valid);
 }
 
 // ---- stores ----
@@ -203,111 +244,33 @@ __device__ void store_word(uint8_t* data, int64_t first, uint32_t codes, uint32_
   }
 }
 
-// The codes of 16 consecutive output elements from element `first`, in
-// kBits * 16 / 32 words; `valid` has a bit per element. One vector store
-// when all are valid and the address is aligned, else words.
-template <int kBits>
-__device__ void store16(uint8_t* data, int64_t first, const uint32_t* words, uint32_t valid) {
-  constexpr int kWords = kBits * kPerThread / 32;
+// The codes of kCount consecutive output elements from element `first`, in
+// kBits * kCount / 32 words (at least one); `valid` has a bit per element.
+// One vector store when all are valid and the address is aligned, else
+// words, bytes or nibbles.
+template <int kBits, int kCount>
+__device__ void store_codes(uint8_t* data, int64_t first, const uint32_t* words, uint32_t valid) {
+  constexpr int kTotalBits = kBits * kCount;
+  constexpr int kWords = kTotalBits >= 32 ? kTotalBits / 32 : 1;
   constexpr int kPerWord = 32 / kBits;
+  constexpr uint32_t kAll = kCount >= 32 ? ~0u : (1u << kCount) - 1u;
   uint8_t* bytes = data + first * kBits / 8;
-  if (valid == 0xFFFFu && reinterpret_cast<uintptr_t>(bytes) % (4 * kWords) == 0) {
-    if constexpr (kWords == 4) {
+  if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % (kTotalBits / 8) == 0) {
+    if constexpr (kTotalBits == 128) {
       *reinterpret_cast<uint4*>(bytes) = make_uint4(words[0], words[1], words[2], words[3]);
-    } else {
+      return;
+    } else if constexpr (kTotalBits == 64) {
       *reinterpret_cast<uint2*>(bytes) = make_uint2(words[0], words[1]);
+      return;
+    } else if constexpr (kTotalBits == 32) {
+      *reinterpret_cast<uint32_t*>(bytes) = words[0];
+      return;
     }
-    return;
   }
 #pragma unroll
   for (int w = 0; w < kWords; ++w) {
-    const uint32_t mask = (valid >> (w * kPerWord)) & ((1u << kPerWord) - 1u);
+    const uint32_t mask = (valid >> (w * kPerWord)) & (kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u);
     if (mask != 0) store_word<kBits>(data, first + w * kPerWord, words[w], mask);
-  }
-}
-
-// Element index of the tile's (token 0, k0) in the input.
-__device__ inline int64_t input_base_of(const QuantizeParams& p, const Tile& t) {
-  return (p.stacked ? t.g * p.input_matrix_stride : 0) + t.k0;
-}
-
-// ---- staged loads ----
-// At TM = 32 the next tile's input is copied by cp.async into a staging
-// buffer while the current tile is coded, so that loads stay in flight
-// through the compute phases. A thread copies and later decodes the same
-// 16-byte slots of every tile, so no barrier guards the buffer; the slots
-// that are not whole aligned vectors inside the tile (ragged edges) are read
-// directly when decoded.
-constexpr int kStageBytes = 32 * kTk * 4;
-
-__device__ inline void cp_async16(void* shared, const void* global) {
-  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
-}
-
-template <int TM, gg_dtype kIn>
-__device__ void stage_tile(const QuantizeParams& p, const Tile& t, uint4* stage) {
-  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
-  constexpr int kPerRow = kTk / kVec;
-  const int64_t input_base = input_base_of(p, t);
-#pragma unroll
-  for (int it = 0; it < TM * kPerRow / kThreads; ++it) {
-    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
-    const void* source = vector_source<kIn, kVec>(p, t, input_base, job / kPerRow,
-                                                  (job % kPerRow) * kVec);
-    if (source != nullptr) cp_async16(stage + job, source);
-  }
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-
-// The staged tile into the fp32 tile, as load_tile; returns this thread's
-// max of |x| bits.
-template <int TM, gg_dtype kIn>
-__device__ uint32_t unstage_tile(const QuantizeParams& p, const Tile& t, const uint4* stage,
-                                 float* tile) {
-  using In = InputType<kIn>;
-  constexpr int kVec = kIn == GG_DTYPE_FP32 ? 4 : 8;
-  constexpr int kPerRow = kTk / kVec;
-  const int64_t input_base = input_base_of(p, t);
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-  uint32_t amax = 0;
-#pragma unroll
-  for (int it = 0; it < TM * kPerRow / kThreads; ++it) {
-    const int job = static_cast<int>(threadIdx.x) + it * kThreads;
-    const int r = job / kPerRow;
-    const int c = (job % kPerRow) * kVec;
-    float x[kVec];
-    if (vector_source<kIn, kVec>(p, t, input_base, r, c) != nullptr) {
-      const uint4 v = stage[job];
-      typename In::Word w[kVec];
-      memcpy(w, &v, sizeof v);
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) x[i] = In::decode(w[i]);
-    } else {
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) x[i] = 0.0f;
-      if (r < t.rows && c < t.cols) {
-        load_vector<kIn, kVec>(p.input, input_base + (t.token0 + r) * p.input_stride + c,
-                               t.cols - c, x);
-      }
-    }
-#pragma unroll
-    for (int h = 0; h < kVec; h += 4) {
-      *reinterpret_cast<float4*>(tile + tile_index(r, c + h)) =
-          make_float4(x[h], x[h + 1], x[h + 2], x[h + 3]);
-    }
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) amax = max(amax, abs_bits(x[i]));
-  }
-  return amax;
-}
-
-template <int TM>
-__device__ void stage_any(const QuantizeParams& p, const Tile& t, uint4* stage) {
-  switch (p.input_type) {
-    case GG_DTYPE_BF16: stage_tile<TM, GG_DTYPE_BF16>(p, t, stage); break;
-    case GG_DTYPE_FP16: stage_tile<TM, GG_DTYPE_FP16>(p, t, stage); break;
-    default: stage_tile<TM, GG_DTYPE_FP32>(p, t, stage); break;
   }
 }
 
