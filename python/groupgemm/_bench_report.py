@@ -3,13 +3,14 @@ table and a PNG of roofline efficiencies.
 
 A record (one per preset, tokens, routing, pass and launch) holds "ms" and
 "efficiency", each a dict from method name to a number or None (a method
-that could not run the case). Ratios are method time / groupgemm time, so
-above 1 means groupgemm is faster.
+that could not run the case). Ratios are one method's time over another's,
+by default each method's over groupgemm's ("<method> / ours": above 1 means
+groupgemm is faster).
 """
 
 import datetime
 import json
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 
 def floor_ms(rows: int, used_groups: int, n: int, k: int, pass_name: str,
@@ -40,22 +41,29 @@ def _cell(value: Optional[float], pattern: str) -> str:
     return "n/a" if value is None else pattern % value
 
 
-def _ratio(ms: dict, method: str) -> Optional[float]:
-    ours = ms["groupgemm"]
-    return None if ms[method] is None or ours is None else ms[method] / ours
+def ratio(ms: dict, numerator: str, denominator: str) -> Optional[float]:
+    """ms[numerator] / ms[denominator], None when either is missing."""
+    if ms[numerator] is None or ms[denominator] is None:
+        return None
+    return ms[numerator] / ms[denominator]
 
 
-def print_table(records: List[dict], methods: Sequence[str]) -> None:
-    others = [m for m in methods if m != "groupgemm"]
+def print_table(records: List[dict], methods: Sequence[str],
+                ratios: Optional[Sequence[Tuple[str, str, str]]] = None) -> None:
+    """Milliseconds, ratios and efficiencies of `methods`, one row per
+    record. ratios: (heading, numerator, denominator) columns, by default
+    ("<method> / ours", method, "groupgemm") for every other method."""
+    if ratios is None:
+        ratios = [("%s / ours" % m, m, "groupgemm") for m in methods if m != "groupgemm"]
     headings = ["preset", "tokens", "routing", "pass", "run"]
     headings += ["%s ms" % m for m in methods]
-    headings += ["%s / ours" % m for m in others]
+    headings += [heading for heading, _, _ in ratios]
     headings += ["eff %s" % m for m in methods]
     rows = []
     for r in records:
         row = [r["preset"], str(r["tokens"]), r["routing"], r["pass"], r["launch"]]
         row += [_cell(r["ms"][m], "%.3f") for m in methods]
-        row += [_cell(_ratio(r["ms"], m), "%.2f") for m in others]
+        row += [_cell(ratio(r["ms"], top, bottom), "%.2f") for _, top, bottom in ratios]
         row += [_cell(r["efficiency"][m], "%.2f") for m in methods]
         rows.append(row)
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headings)]

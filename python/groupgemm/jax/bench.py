@@ -1,109 +1,278 @@
-"""python -m groupgemm.jax.bench: groupgemm.jax.ragged_dot beside jax.lax.ragged_dot.
+"""python -m groupgemm.jax.bench: groupgemm.jax.ragged_dot beside the C API
+call it wraps and beside jax.lax.ragged_dot.
 
 For each MoE preset (groupgemm.presets), token count and routing, the
-up-projection y[g rows] = x[g rows] @ w[g]^T (bf16, w [G, N, K]) is timed by
-two methods, jitted, in the same run on the same GPU:
+up-projection y[g rows] = x[g rows] @ w[g]^T (bf16 x [M, K], w [G, N, K],
+int32 sizes on the device) is timed by three methods, in the same run on the
+same GPU and the same input arrays:
 
-  groupgemm           groupgemm.jax.ragged_dot(x, w, sizes, rhs_layout="nk"):
-                      the FFI custom call (one small launch clearing the
-                      workspace and any rows past the last group, then the
-                      library's product); its forward is what the C++
-                      `groupgemm bench` times for the same problem, plus
-                      that small launch
-  jax.lax.ragged_dot  XLA's default lowering, w given as the [G, K, N] it
-                      expects (transposed outside the timed function)
+  groupgemm           groupgemm.jax.ragged_dot(x, w, sizes, rhs_layout="nk"),
+                      jitted: the FFI custom call. On XLA's stream, one small
+                      launch zeroes the XLA-allocated workspace and any rows
+                      past the last group, then gg_grouped_gemm runs.
+  groupgemm C API     gg_grouped_gemm called directly through the ctypes
+                      binding (groupgemm.core builds the descriptor) on the
+                      device addresses of the same JAX arrays, writing into
+                      outputs JAX allocated, with one workspace allocated and
+                      zeroed once; on the legacy default stream, after the
+                      arrays are ready. The same descriptor and kernels as the
+                      FFI's, without XLA's dispatch and without the zeroing
+                      launch: rows past the last group are left as they are
+                      (the routings here leave none).
+  jax.lax.ragged_dot  XLA's default lowering, jitted, w given as the [G, K, N]
+                      it expects (transposed before timing).
 
-each for the forward pass and forward+backward (jax.value_and_grad in x and
-w of sum(y * dy): the value keeps the forward product from being
-dropped). Time: each rep runs the jitted function `inner` times back to
-back (JAX dispatches asynchronously, so the GPU stays busy and host
-dispatch is hidden once a call takes longer than dispatching it) and waits
-with block_until_ready; the figure is the median over --reps reps of the
-time per call, after --warmup calls. A method that fails (out of memory, as
-the default lowering may for the backward of large presets) shows n/a.
-Before timing, groupgemm's forward is checked against jax.lax.ragged_dot.
+each for the forward pass ("fwd") and forward+backward ("fwd+bwd": y and the
+vjp of the product at a fixed cotangent dy, (y, (dx, dw)) from jax.vjp, as the
+torch bench's autograd.grad(y, (x, w), dy)). The C API's fwd+bwd is the three
+launches groupgemm's VJP makes: the product, dgrad dx[g rows] = dy[g rows] @
+w[g] (w read as [G, K, N] in place) and wgrad dw[g] = dy[g rows]^T @ x[g rows]
+(ragged-K). "FFI / C API" = groupgemm time / groupgemm C API time: what XLA's
+dispatch and the zeroing launch add to the bare launches (1.00: nothing).
+
+Time: each rep runs a method `inner` times back to back, then waits
+(block_until_ready for the jitted methods, whose dispatch is asynchronous;
+cudaDeviceSynchronize for the C API, whose launches are); the figure is the
+median over --reps reps of the time per call, after --warmup calls. `inner`
+makes a rep about 10 ms, at most 20 calls, so host dispatch is hidden once a
+call takes longer than dispatching it.
+
+Memory: a case holds x, w, dy and the sizes; each method's own arrays (the
+transposed w, the C API's outputs and workspace) and its outputs exist only
+while that method is checked or timed. A method that fails (out of memory, as
+the default lowering may for the backward of large presets) shows n/a and the
+others still run.
+
+Checks, before timing: groupgemm's forward against jax.lax.ragged_dot's
+(relative norm), or where that one fails, against jnp.dot on the largest
+group; and the C API's forward against the FFI's, bit for bit (the same
+kernel on the same data). After each pass is timed, the outputs of the two
+groupgemm methods are compared again, both passes, through a checksum of
+their bits.
 
 Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the
 dense bf16 rate of an 8192^3 jnp.dot, bytes / the bandwidth of a large
 elementwise copy), both measured in this run; bytes count each input and
 output once, weights of non-empty groups only. Output: the same table as
-python -m groupgemm.bench; --json writes every figure.
+python -m groupgemm.bench, plus the FFI / C API column; --json writes every
+figure ("ffi_over_c_api" per record). With JAX on the CPU (the tests), both
+groupgemm methods run the library's reference path.
 """
 
 import argparse
+import contextlib
+import ctypes
+import ctypes.util
+import gc
+import os
 import statistics
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _bench_report, presets
-from . import ragged_dot
+from .. import _bench_report, _capi, core, presets
+from . import _ops, ragged_dot
 
-METHODS = ("groupgemm", "jax.lax.ragged_dot")
+FFI, C_API, PEER = METHODS = ("groupgemm", "groupgemm C API", "jax.lax.ragged_dot")
+# Table columns (heading, numerator, denominator): a ratio above 1 means the
+# denominator is faster.
+RATIOS = (("%s / ours" % PEER, PEER, FFI), ("FFI / C API", FFI, C_API))
 PASSES = ("fwd", "fwd+bwd")
 _TARGET_REP_SECONDS = 0.01  # inner calls per rep: about this long, at most 20
+_WORKSPACE_ALIGNMENT = 256  # what GPU paths demand of a workspace, as the FFI handlers align it
+_TOLERANCE = 1e-2  # relative norm against a reference
 
 
 class Case:
+    """One problem's shared inputs: x [M, K], w [G, N, K], dy [M, N] (bf16)
+    and the sizes [G] (int32), on JAX's default device."""
+
     def __init__(self, preset, tokens, routing, seed):
         self.preset, self.tokens, self.routing = preset, tokens, routing
         m, n, k = preset.rows(tokens), preset.n, preset.k
         self.host_sizes = presets.route(routing, m, preset.experts, seed)
         keys = jax.random.split(jax.random.PRNGKey(seed), 3)
         self.x = jax.random.normal(keys[0], (m, k), jnp.bfloat16)
-        self.w = (jax.random.normal(keys[1], (preset.experts, n, k), jnp.float32)
-                  / np.sqrt(k)).astype(jnp.bfloat16)
-        self.w_kn = jnp.swapaxes(self.w, 1, 2).copy()  # [G, K, N] for jax.lax.ragged_dot
+        self.w = _weights(keys[1], preset.experts, n, k)
         self.dy = jax.random.normal(keys[2], (m, n), jnp.bfloat16)
         self.sizes = jnp.asarray(self.host_sizes, jnp.int32)
+        self.device = next(iter(self.x.devices()))
 
     @property
     def rows(self) -> int:
         return sum(self.host_sizes)
 
-
-def _product(method: str):
-    if method == "groupgemm":
-        return lambda x, w, s: ragged_dot(x, w, s, rhs_layout="nk")
-    return lambda x, w, s: jax.lax.ragged_dot(x, w, s)
+    def free(self) -> None:
+        for array in (self.x, self.w, self.dy, self.sizes):
+            array.delete()
 
 
-def _weight(case: Case, method: str):
-    return case.w if method == "groupgemm" else case.w_kn
+def _weights(key, groups: int, n: int, k: int):
+    """[G, N, K] bf16 ~ N(0, 1/K), drawn one expert at a time: an fp32 draw
+    of the whole stack would need three times its bytes at once."""
+
+    def draw(key):
+        return (jax.random.normal(key, (n, k), jnp.float32) / np.sqrt(k)).astype(jnp.bfloat16)
+
+    return jax.jit(lambda keys: jax.lax.map(draw, keys))(jax.random.split(key, groups))
 
 
-def runner(case: Case, method: str, pass_name: str) -> Callable[[], object]:
-    product, w = _product(method), _weight(case, method)
+# ---- the methods: (run, wait) pairs ---------------------------------------------
+#
+# run() starts one call and returns its outputs (y, or (y, (dx, dw))) without
+# waiting; wait(outputs) waits for them and returns them.
+
+
+def _jitted(case: Case, method: str, pass_name: str, held: List) -> Callable[[], object]:
+    if method == FFI:
+        w = case.w
+
+        def product(x, w_, s):
+            return ragged_dot(x, w_, s, rhs_layout="nk")
+    else:
+        w = jnp.swapaxes(case.w, 1, 2)  # [G, K, N], as jax.lax.ragged_dot expects
+        held.append(w)
+        product = jax.lax.ragged_dot
     if pass_name == "fwd":
         fn = jax.jit(product)
         return lambda: fn(case.x, w, case.sizes)
 
-    def loss(x, w_, s, dy):
-        return (product(x, w_, s).astype(jnp.float32) * dy.astype(jnp.float32)).sum()
+    def forward_backward(x, w_, s, dy):
+        y, vjp = jax.vjp(lambda x_, w__: product(x_, w__, s), x, w_)
+        return y, vjp(dy)
 
-    # value_and_grad: the loss is linear in the product, so with grad alone
-    # XLA would drop the forward product and time the backward only.
-    fn = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
+    fn = jax.jit(forward_backward)
     return lambda: fn(case.x, w, case.sizes, case.dy)
 
 
-def time_ms(fn: Callable[[], object], warmup: int, reps: int) -> float:
+def _cuda_runtime() -> ctypes.CDLL:
+    """The CUDA runtime in this process: the one libgroupgemm.so links (ldd:
+    libcudart.so.<major>), found among the loaded objects once the library is
+    loaded, else wherever ctypes finds one. Any runtime in the process
+    addresses the same primary context, so its synchronizations cover the
+    library's launches."""
+    _capi.library()
+    loaded = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and os.path.basename(fields[5].strip()).startswith("libcudart.so"):
+                loaded.append(fields[5].strip())
+    path = loaded[0] if loaded else ctypes.util.find_library("cudart")
+    if path is None:
+        raise RuntimeError("no CUDA runtime (libcudart.so) is loaded or installed")
+    runtime = ctypes.CDLL(path)
+    for name, argtypes in (("cudaSetDevice", [ctypes.c_int]), ("cudaDeviceSynchronize", [])):
+        getattr(runtime, name).argtypes = argtypes
+        getattr(runtime, name).restype = ctypes.c_int
+    runtime.cudaGetErrorString.argtypes = [ctypes.c_int]
+    runtime.cudaGetErrorString.restype = ctypes.c_char_p
+    return runtime
+
+
+def _cuda_call(runtime: ctypes.CDLL, name: str, *args) -> None:
+    error = getattr(runtime, name)(*args)
+    if error:
+        raise RuntimeError("%s: %s" % (name, runtime.cudaGetErrorString(error).decode()))
+
+
+def _c_api(case: Case, pass_name: str, held: List, cleanups: List) -> Tuple[Callable, Callable]:
+    """gg_grouped_gemm through the ctypes binding, on the case's arrays."""
+    on_gpu = case.device.platform != "cpu"
+    if on_gpu:
+        runtime = _cuda_runtime()
+        _cuda_call(runtime, "cudaSetDevice", case.device.local_hardware_id)
+
+        def synchronize():  # the whole device: whichever runtime instance launched
+            _cuda_call(runtime, "cudaDeviceSynchronize")
+
+        cleanups.append(synchronize)  # before the outputs go back to JAX
+    else:
+        def synchronize():  # the reference path returns when it is done
+            pass
+    (m, k), (groups, n, _) = case.x.shape, case.w.shape
+    outputs = [jnp.zeros((m, n), jnp.bfloat16)]
+    if pass_name == "fwd+bwd":
+        outputs += [jnp.zeros((m, k), jnp.bfloat16), jnp.zeros((groups, n, k), jnp.bfloat16)]
+    held += outputs
+    arrays = dict(x=case.x, w=case.w, dy=case.dy, sizes=case.sizes, y=outputs[0])
+    if pass_name == "fwd+bwd":
+        arrays.update(dx=outputs[1], dw=outputs[2])
+    jax.block_until_ready(list(arrays.values()))
+    view = {name: _ops._operand(name, a, a.unsafe_buffer_pointer()) for name, a in arrays.items()}
+    path = core.path_for("cuda" if on_gpu else "cpu")
+    descs = [core.ragged_m(view["x"], view["w"], view["y"], view["sizes"], w_layout="nk",
+                           path=path)]
+    if pass_name == "fwd+bwd":
+        descs += [
+            core.ragged_m(view["dy"], view["w"], view["dx"], view["sizes"], w_layout="kn",
+                          path=path),
+            core.ragged_k(view["dy"], view["x"], view["dw"], view["sizes"], path=path),
+        ]
+    nbytes = max(core.workspace_size(desc) for desc in descs)
+    workspace = jax.block_until_ready(jnp.zeros((nbytes + _WORKSPACE_ALIGNMENT,), jnp.uint8))
+    held.append(workspace)
+    start = workspace.unsafe_buffer_pointer()
+    aligned = -(-start // _WORKSPACE_ALIGNMENT) * _WORKSPACE_ALIGNMENT
+    workspace_bytes = workspace.size - (aligned - start)
+    result = outputs[0] if pass_name == "fwd" else (outputs[0], tuple(outputs[1:]))
+
+    def run():
+        for desc in descs:
+            core.launch(desc, aligned, workspace_bytes, 0)
+        return result
+
+    def wait(outputs):
+        synchronize()
+        return outputs
+
+    return run, wait
+
+
+@contextlib.contextmanager
+def prepared(case: Case, method: str, pass_name: str) -> Iterator[Tuple[Callable, Callable]]:
+    """(run, wait) of one method and pass. The method's own arrays live only
+    inside the block; leaving it deletes them, whatever happened."""
+    held, cleanups = [], []
+    try:
+        if method == C_API:
+            yield _c_api(case, pass_name, held, cleanups)
+        else:
+            yield _jitted(case, method, pass_name, held), jax.block_until_ready
+    finally:
+        try:
+            for cleanup in cleanups:
+                cleanup()
+        finally:
+            for array in held:
+                array.delete()
+            del held[:]
+            gc.collect()
+
+
+# ---- timing ------------------------------------------------------------------------
+
+
+def time_ms(run: Callable[[], object], warmup: int, reps: int,
+            wait: Callable[[object], object] = jax.block_until_ready) -> float:
+    """Median ms per call over `reps` reps, each running `run` `inner` times
+    back to back and then waiting on the last call's outputs."""
     for _ in range(warmup):
-        jax.block_until_ready(fn())
+        wait(run())
     start = time.perf_counter()
-    jax.block_until_ready(fn())
+    wait(run())
     once = time.perf_counter() - start
     inner = int(max(1, min(20, _TARGET_REP_SECONDS / max(once, 1e-6))))
     times = []
     for _ in range(reps):
         start = time.perf_counter()
         for _ in range(inner):
-            out = fn()
-        jax.block_until_ready(out)
+            out = run()
+        wait(out)
         times.append((time.perf_counter() - start) / inner)
     return 1e3 * statistics.median(times)
 
@@ -121,29 +290,93 @@ def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
     return {"dense_flops": flops, "copy_bytes_per_s": bandwidth}
 
 
+# ---- checks -------------------------------------------------------------------------
+
+
+def _bits(array):
+    """The array's bits as unsigned integers of its width."""
+    unsigned = {1: jnp.uint8, 2: jnp.uint16, 4: jnp.uint32}[array.dtype.itemsize]
+    return jax.lax.bitcast_convert_type(array, unsigned)
+
+
+@jax.jit
+def _checksum(arrays):
+    """A uint32 of the bits of `arrays`, each element weighted by its position
+    (a transposed or shifted result changes it), reduced without a copy."""
+    total = jnp.uint32(0)
+    for array in arrays:
+        bits = _bits(array).reshape(array.shape[0], -1).astype(jnp.uint32)
+        rows = jax.lax.broadcasted_iota(jnp.uint32, bits.shape, 0)
+        cols = jax.lax.broadcasted_iota(jnp.uint32, bits.shape, 1)
+        weights = rows * jnp.uint32(2654435761) + cols * jnp.uint32(40503) + jnp.uint32(1)
+        total = total * jnp.uint32(31) + jnp.sum(bits * weights, dtype=jnp.uint32)
+    return total
+
+
+class CheckFailed(Exception):
+    """A groupgemm result is off its reference, or the two groupgemm methods disagree."""
+
+
+def _relative_difference(ours, reference) -> float:
+    ours, reference = ours.astype(jnp.float32), reference.astype(jnp.float32)
+    return float(jnp.linalg.norm(ours - reference) /
+                 jnp.maximum(jnp.linalg.norm(reference), 1e-30))
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]
+
+
 def check_case(case: Case) -> None:
-    """groupgemm's forward against jax.lax.ragged_dot's (when that one runs),
-    as a relative norm computed on the GPU."""
-    ours = runner(case, "groupgemm", "fwd")()[: case.rows].astype(jnp.float32)
+    """Raises CheckFailed when groupgemm's forward is off its reference, or
+    when the C API's forward differs from the FFI's in any bit."""
+    rows = case.rows
+    with prepared(case, FFI, "fwd") as (run, wait):
+        ours = wait(run())[:rows]
     try:
-        theirs = runner(case, "jax.lax.ragged_dot", "fwd")()[: case.rows].astype(jnp.float32)
-        difference = float(jnp.linalg.norm(ours - theirs) /
-                           jnp.maximum(jnp.linalg.norm(theirs), 1e-30))
-    except Exception as e:  # noqa: BLE001 (the peer failing is reported, not fatal)
-        print("  check skipped: jax.lax.ragged_dot failed: %s" % str(e).splitlines()[0],
-              file=sys.stderr)
-        return
-    if difference > 1e-2:
-        raise RuntimeError(
-            "groupgemm differs from jax.lax.ragged_dot by %.3g (relative norm)" % difference)
+        with prepared(case, C_API, "fwd") as (run, wait):  # its output dies with the block
+            same = bool(jnp.array_equal(_bits(ours), _bits(wait(run())[:rows])))
+        if not same:
+            raise CheckFailed("the C API's forward differs from the FFI's (the same kernel)")
+    except CheckFailed:
+        raise
+    except Exception as e:  # noqa: BLE001 (a C API that cannot run is reported, not fatal)
+        print("  C API check skipped: %s" % _first_line(e), file=sys.stderr)
+    try:
+        with prepared(case, PEER, "fwd") as (run, wait):
+            reference = wait(run())[:rows]
+        what = PEER
+    except Exception as e:  # noqa: BLE001 (out of memory: the largest group instead)
+        print("  %s failed (%s): checking the largest group against jnp.dot"
+              % (PEER, _first_line(e)), file=sys.stderr)
+        group = int(np.argmax(case.host_sizes))
+        start = sum(case.host_sizes[:group])
+        end = start + case.host_sizes[group]
+        ours = ours[start:end]
+        reference = jnp.dot(case.x[start:end], case.w[group].T,
+                            preferred_element_type=jnp.float32)
+        what = "jnp.dot on group %d" % group
+    difference = _relative_difference(ours, reference)
+    if difference > _TOLERANCE:
+        raise CheckFailed("groupgemm differs from %s by %.3g (relative norm)"
+                           % (what, difference))
 
 
-def measure(case: Case, pass_name: str, method: str, args) -> Optional[float]:
+# ---- records ------------------------------------------------------------------------
+
+
+def measure(case: Case, pass_name: str, method: str, args,
+            checksum: bool = False) -> Tuple[Optional[float], Optional[int]]:
+    """(ms, checksum of one more call's outputs when asked), or (None, None)
+    when the method cannot run the case."""
     try:
-        return time_ms(runner(case, method, pass_name), args.warmup, args.reps)
+        with prepared(case, method, pass_name) as (run, wait):
+            ms = time_ms(run, args.warmup, args.reps, wait)
+            bits = int(_checksum(jax.tree_util.tree_leaves(wait(run())))) if checksum else None
+        return ms, bits
     except Exception as e:  # noqa: BLE001 (XlaRuntimeError: out of memory and the like)
-        print("  %s %s: %s" % (method, pass_name, str(e).splitlines()[0]), file=sys.stderr)
-        return None
+        print("  %s %s: %s" % (method, pass_name, _first_line(e)), file=sys.stderr)
+        return None, None
 
 
 def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
@@ -152,7 +385,12 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
         used = sum(1 for s in case.host_sizes if s)
         floor = _bench_report.floor_ms(case.rows, used, case.preset.n, case.preset.k, pass_name,
                                        rates)
-        ms = {m: measure(case, pass_name, m, args) for m in METHODS}
+        ms, checksums = {}, {}
+        for method in METHODS:
+            ms[method], checksums[method] = measure(case, pass_name, method, args,
+                                                    checksum=method in (FFI, C_API))
+        if None not in (checksums[FFI], checksums[C_API]) and checksums[FFI] != checksums[C_API]:
+            raise CheckFailed("%s: the C API's outputs differ from the FFI's" % pass_name)
         records.append({
             "preset": case.preset.name,
             "tokens": case.tokens,
@@ -167,6 +405,7 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
             "floor_ms": floor,
             "ms": ms,
             "efficiency": {m: None if t is None else floor / t for m, t in ms.items()},
+            "ffi_over_c_api": _bench_report.ratio(ms, FFI, C_API),
         })
     return records
 
@@ -193,12 +432,19 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def _gpu():
+    """The GPU the bench runs on, or None when jax sees none."""
+    try:
+        return jax.devices("gpu")[0]
+    except RuntimeError:
+        return None
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
-    try:
-        gpu = jax.devices("gpu")[0]
-    except RuntimeError:
+    gpu = _gpu()
+    if gpu is None:
         print("groupgemm.jax.bench needs a GPU that jax sees", file=sys.stderr)
         return 1
     rates = machine_rates(args.warmup, args.reps)
@@ -209,24 +455,28 @@ def main(argv=None) -> int:
     for name in _split(args.presets):
         for tokens in (int(t) for t in _split(args.tokens)):
             for routing in _split(args.routing):
-                # A case the GPU cannot hold (the default lowering's
-                # intermediates) is reported and skipped, not fatal.
+                # A case that fails as a whole (its inputs do not fit, a
+                # check fails) is reported and skipped, not fatal.
+                case = None
                 try:
                     case = Case(presets.find(name), tokens, routing, args.seed)
                     check_case(case)
                     new = case_records(case, args, rates)
-                    del case
                 except Exception as e:  # noqa: BLE001
-                    print("  %s %d %s skipped: %s" % (name, tokens, routing,
-                                                      str(e).splitlines()[0]), file=sys.stderr)
+                    print("  %s %d %s skipped: %s" % (name, tokens, routing, _first_line(e)),
+                          file=sys.stderr)
                     new = []
+                finally:
+                    if case is not None:
+                        case.free()
                 for r in new:  # as measured, so a later failure loses nothing
                     print("%s %d %s %s: %s" % (r["preset"], r["tokens"], r["routing"], r["pass"],
                                                r["ms"]), flush=True)
                 records += new
                 jax.clear_caches()
+                gc.collect()
     print()
-    _bench_report.print_table(records, METHODS)
+    _bench_report.print_table(records, METHODS, RATIOS)
     if args.json:
         _bench_report.write_json(args.json, gpu.device_kind, {"jax": jax.__version__},
                                  " ".join(["python -m groupgemm.jax.bench"] + argv),
