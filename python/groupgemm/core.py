@@ -22,7 +22,7 @@ allocates or synchronizes.
 
 import ctypes
 from dataclasses import dataclass
-from typing import Optional, Tuple, Union
+from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _capi
 from ._capi import BlockScaling, DeviceFlag, DType, IndexType, Layout, Op, Path, ScaleExtent
@@ -413,6 +413,106 @@ def quantize_shapes(
     elif extent == ScaleExtent.GROUP:
         scale = (groups,)
     return QuantizeShapes(lead + (rows, cols), block_scales, scale)
+
+
+def check_quantize_request(
+    rowwise: Optional[str], columnwise: Optional[str], amax: bool, stacked: bool
+) -> None:
+    """Raises ValueError naming the argument: an unknown format, a 128x128
+    format for ragged input, or nothing asked for."""
+    for name, fmt in (("rowwise", rowwise), ("columnwise", columnwise)):
+        if fmt is None:
+            continue
+        if fmt not in QUANTIZE_FORMATS:
+            raise ValueError(
+                "%s: unknown quantize format %r; one of %s"
+                % (name, fmt, ", ".join(sorted(QUANTIZE_FORMATS)))
+            )
+        if QUANTIZE_FORMATS[fmt][1] == BlockScaling._128X128 and not stacked:
+            raise ValueError(
+                "%s: %s is for stacked [G, N, K] weights only (group_sizes None)" % (name, fmt)
+            )
+    if rowwise is None and columnwise is None and not amax:
+        raise ValueError("grouped_quantize: nothing asked for (no rowwise, no columnwise, no amax)")
+
+
+@dataclass(frozen=True)
+class QuantizeArray:
+    """One array a front end allocates for a quantized output: its shape and
+    a dtype name that torch and jax.numpy both define."""
+
+    shape: Tuple[int, ...]
+    dtype: str
+
+
+_DATA_DTYPE_NAMES = {DType.E4M3: "float8_e4m3fn", DType.E5M2: "float8_e5m2", DType.E2M1: "uint8"}
+
+
+def quantize_arrays(
+    fmt: str, input_shape: Tuple[int, ...], groups: int, columnwise: bool
+) -> Tuple[QuantizeArray, Optional[QuantizeArray], Optional[QuantizeArray]]:
+    """data, block scales, fp32 scale of one output as the front ends
+    allocate them (None where the format has none). fp8 data is
+    float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two e2m1 elements per
+    byte (the even one in the low nibble), so its last dimension is half the
+    element count; e8m0 (mxfp8) and ue4m3 (nvfp4) block scales are uint8
+    bytes, 1x128 and 128x128 block scales float32."""
+    dtype, scaling, _ = quantize_format(fmt)
+    shapes = quantize_shapes(fmt, input_shape, groups, columnwise)
+    data_shape = shapes.data
+    if dtype == DType.E2M1:
+        if data_shape[-1] % 2:
+            raise ValueError(
+                "%s: nvfp4 packs two elements per byte; the %s output's last dimension (%d) "
+                "must be even"
+                % (fmt, "columnwise" if columnwise else "rowwise", data_shape[-1])
+            )
+        data_shape = data_shape[:-1] + (data_shape[-1] // 2,)
+    block_scales = None
+    if shapes.block_scales is not None:
+        fp32 = scaling in (BlockScaling._1X128, BlockScaling._128X128)
+        block_scales = QuantizeArray(shapes.block_scales, "float32" if fp32 else "uint8")
+    scale = None if shapes.scale is None else QuantizeArray(shapes.scale, "float32")
+    return QuantizeArray(data_shape, _DATA_DTYPE_NAMES[dtype]), block_scales, scale
+
+
+class QuantizedTensor(NamedTuple):
+    """One quantized output: data, block scales and fp32 scale (None where the
+    format has none). Dequantized: data * block scale * scale."""
+
+    data: Any
+    block_scales: Optional[Any]
+    scale: Optional[Any]
+
+
+class Quantized(NamedTuple):
+    rowwise: Optional[QuantizedTensor]
+    columnwise: Optional[QuantizedTensor]
+    amax: Optional[Any]
+
+
+def quantized(
+    rowwise: Optional[str], columnwise: Optional[str], amax: bool, arrays: Sequence[Any]
+) -> Quantized:
+    """The Quantized of a front end's seven arrays (rowwise data, block
+    scales, scale; columnwise likewise; amax), dropping those not asked for
+    and those the formats have none of."""
+
+    def output(fmt, data, block_scales, scale):
+        if fmt is None:
+            return None
+        _, scaling, extent = quantize_format(fmt)
+        return QuantizedTensor(
+            data,
+            None if scaling == BlockScaling.NONE else block_scales,
+            None if extent == ScaleExtent.NONE else scale,
+        )
+
+    return Quantized(
+        output(rowwise, *arrays[0:3]),
+        output(columnwise, *arrays[3:6]),
+        arrays[6] if amax else None,
+    )
 
 
 @dataclass(frozen=True)

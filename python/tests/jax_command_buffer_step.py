@@ -2,7 +2,9 @@
 buffers (CUDA graphs) around fusions and custom calls: compiles one jitted
 forward + backward step, checks that the compiled module holds a command
 buffer, then runs it with different group sizes and checks every result
-against jax.lax.ragged_dot on the CPU. Prints "command buffer replays: ok"."""
+against jax.lax.ragged_dot on the CPU; then likewise one jitted grouped
+quantize against the same call on the CPU (the library's reference), bit
+for bit. Prints "command buffer replays: ok"."""
 
 import sys
 
@@ -32,6 +34,42 @@ def expected(lhs, rhs, sizes, cot):
     grads = jax.grad(lambda a, b: (jax.lax.ragged_dot(a, b, sizes) * cot).sum(),
                      argnums=(0, 1))(lhs, rhs)
     return out, grads
+
+
+# Every entry of these outputs is defined when the sizes sum to ROWS; group
+# scales and the tensor scale take the amax launch.
+QUANTIZE = dict(rowwise="nvfp4_group", columnwise="fp8_e5m2_tensor", amax=True)
+
+
+def quantize(x, sizes):
+    return ggj.grouped_quantize(x, sizes, **QUANTIZE)
+
+
+def bits(a):
+    a = np.asarray(a)
+    return a.view(np.uint8) if a.dtype.itemsize == 1 else a.view(np.int32)
+
+
+def quantize_replays(routings):
+    x = jax.device_put(jnp.asarray(np.random.default_rng(1).standard_normal((ROWS, K)),
+                                   jnp.bfloat16), GPU)
+    sizes0 = jax.device_put(jnp.full((G,), ROWS // G, jnp.int32), GPU)
+    compiled = jax.jit(quantize).lower(x, sizes0).compile()
+    if "command_buffer" not in compiled.as_text():
+        print("the compiled quantize holds no command buffer")
+        return False
+    for sizes in routings:
+        s = jax.device_put(jnp.asarray(sizes, jnp.int32), GPU)
+        for _ in range(3):  # later runs replay the captured graph
+            got = compiled(x, s)
+        want = quantize(jax.device_put(x, CPU), jax.device_put(s, CPU))
+        for (path, ours), theirs in zip(jax.tree_util.tree_leaves_with_path(got),
+                                        jax.tree.leaves(want)):
+            if not np.array_equal(bits(ours), bits(theirs)):
+                print("quantize, sizes %s: %s differs" % (sizes, jax.tree_util.keystr(path)))
+                return False
+        print("quantize, sizes %s: ok" % sizes)
+    return True
 
 
 def main():
@@ -66,6 +104,8 @@ def main():
                     sizes, name, np.abs(ours - np.asarray(theirs)).max()))
                 return 1
         print("sizes %s: ok" % sizes)
+    if not quantize_replays([r for r in routings if sum(r) == ROWS]):
+        return 1
     print("command buffer replays: ok")
     return 0
 

@@ -7,6 +7,10 @@ numpy products. Small-integer inputs and cotangents keep every sum exact in
 fp32 and in bf16 results, so CPU comparisons are exact; the GPU cases with
 random values compare within a rounding bound. jax_enable_x64 stays off
 throughout: group sizes are int32.
+
+grouped_quantize is compared bit for bit with the library's reference run
+through groupgemm.core on numpy arrays (what the torch front end's CPU path
+runs), on every entry some group defines, and with values worked out here.
 """
 
 import os
@@ -19,7 +23,8 @@ import pytest
 jax = pytest.importorskip("jax", reason="jax is not installed")
 import jax.numpy as jnp  # noqa: E402
 
-from groupgemm import DeviceFlag, LibraryError  # noqa: E402
+from groupgemm import DeviceFlag, LibraryError, core  # noqa: E402
+from groupgemm import numpy as ggnp  # noqa: E402
 
 ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
 from groupgemm.jax import _ffi  # noqa: E402
@@ -317,6 +322,224 @@ def test_ragged_dot_k_errors_at_trace_time():
         jax.eval_shape(ggj.ragged_dot_k, _spec((M, 8)), _spec((M, 8), jnp.float16), sizes)
 
 
+# ---- grouped quantize ----------------------------------------------------------------
+
+RAGGED_FORMATS = sorted(f for f in core.QUANTIZE_FORMATS if not f.endswith("128x128"))
+Q_SIZES = [33, 0, 1, 129, 31, 62]  # empty, a group of 1, unaligned; sum 256 = Q_ROWS
+Q_ROWS, Q_K = 256, 160
+STACKED_SHAPE = (3, 136, 160)
+
+
+def quantize_input(shape, dtype=jnp.bfloat16, seed=0):
+    """Normal values, each row scaled by its own power of two."""
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape[:-1] + (1,)))
+    return jnp.asarray(rows.astype(np.float32), dtype)
+
+
+def reference_quantize(x, sizes, rowwise, columnwise, amax):
+    """The seven arrays of core.quantized (None where not asked for), from
+    the library's CPU reference on numpy arrays, allocated as the front ends
+    allocate them (core.quantize_arrays)."""
+    x = np.asarray(x)
+    sizes = None if sizes is None else np.asarray(sizes, np.int32)
+    groups = x.shape[0] if sizes is None else len(sizes)
+    arrays, outputs = [], []
+    for fmt, columnwise_output in ((rowwise, False), (columnwise, True)):
+        if fmt is None:
+            arrays += [None] * 3
+            outputs.append(None)
+            continue
+        made = [None if a is None else np.zeros(a.shape, np.dtype(getattr(jnp, a.dtype)))
+                for a in core.quantize_arrays(fmt, x.shape, groups, columnwise_output)]
+        arrays += made
+        outputs.append(core.QuantizedOutput(fmt, *(0 if a is None else a.ctypes.data
+                                                   for a in made)))
+    arrays.append(np.zeros(groups, np.float32) if amax else None)
+    desc = core.grouped_quantize(
+        ggnp.operand("x", x), None if sizes is None else ggnp.operand("group_sizes", sizes),
+        outputs[0], outputs[1], 0 if arrays[6] is None else arrays[6].ctypes.data)
+    ggnp.default_workspace().run(desc)
+    return arrays
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view(np.uint8) if a.dtype.itemsize == 1 else a.view(np.int32)
+
+
+def _defined(name, a, fmt, sizes):
+    """The part of a ragged output that some group defines: rows (rowwise)
+    or columns (columnwise) up to the sizes' sum, and the columnwise block
+    scales the groups use (blocks restart at every group start)."""
+    if sizes is None:
+        return a
+    total = sum(sizes)
+    packed = 2 if fmt.startswith("nvfp4") else 1
+    if name == "rowwise data" or name == "rowwise block_scales":
+        return a[:total]
+    if name == "columnwise data":
+        return a[:, : total // packed]
+    if name == "columnwise block_scales":
+        block = 32 if fmt.startswith("mxfp8") else 16 if fmt.startswith("nvfp4") else 128
+        return a[:, : sum(-(-s // block) for s in sizes)]
+    return a
+
+
+def assert_quantized(got, want, rowwise, columnwise, sizes=None):
+    want = core.quantized(rowwise, columnwise, want[6] is not None, want)
+    for side, fmt in (("rowwise", rowwise), ("columnwise", columnwise)):
+        ours, theirs = getattr(got, side), getattr(want, side)
+        assert (ours is None) == (theirs is None), side
+        if ours is None:
+            continue
+        for field in ("data", "block_scales", "scale"):
+            a, b = getattr(ours, field), getattr(theirs, field)
+            name = "%s %s" % (side, field)
+            assert (a is None) == (b is None), name
+            if a is None:
+                continue
+            assert a.shape == b.shape and np.dtype(a.dtype) == b.dtype, name
+            a, b = (_bits(_defined(name, np.asarray(v), fmt, sizes)) for v in (a, b))
+            diff = np.argwhere(a != b)
+            assert diff.size == 0, "%s %s: first mismatch at %s: got %s, want %s" % (
+                fmt, name, diff[0].tolist(), a[tuple(diff[0])], b[tuple(diff[0])])
+    assert (got.amax is None) == (want.amax is None)
+    if got.amax is not None:
+        np.testing.assert_array_equal(_bits(got.amax), _bits(want.amax))
+
+
+def _quantize_jit(rowwise, columnwise, amax):
+    return jax.jit(lambda x, s=None: ggj.grouped_quantize(
+        x, s, rowwise=rowwise, columnwise=columnwise, amax=amax))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("fmt", RAGGED_FORMATS)
+def test_quantize_ragged_matches_the_reference(platform, fmt):
+    x = quantize_input((Q_ROWS, Q_K))
+    sizes = jax.device_put(jnp.asarray(Q_SIZES, jnp.int32), device(platform))
+    got = _quantize_jit(fmt, fmt, True)(jax.device_put(x, device(platform)), sizes)
+    assert_quantized(got, reference_quantize(x, Q_SIZES, fmt, fmt, True), fmt, fmt, Q_SIZES)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("fmt", sorted(core.QUANTIZE_FORMATS))
+def test_quantize_stacked_matches_the_reference(platform, fmt):
+    w = quantize_input(STACKED_SHAPE, seed=1)
+    got = _quantize_jit(fmt, fmt, True)(jax.device_put(w, device(platform)))
+    assert_quantized(got, reference_quantize(w, None, fmt, fmt, True), fmt, fmt)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32])
+@pytest.mark.parametrize(
+    "sizes,rows",
+    [([5, 0, 1, 7], 20), ([0, 0, 0], 8), ([8], 8), ([1, 1, 0, 1], 3)],
+    ids=["tail", "all-empty", "G1", "ones"],
+)
+def test_quantize_edge_sizes(platform, dtype, sizes, rows):
+    """Rows past the last group are undefined, so only the groups' entries compare."""
+    x = quantize_input((rows, 64), dtype, seed=2)
+    put = lambda a: jax.device_put(a, device(platform))  # noqa: E731
+    pairs = (("fp8_e4m3_group", "mxfp8_e5m2"), ("nvfp4_tensor", "fp8_e5m2_1x128"))
+    for rowwise, columnwise in pairs:
+        got = ggj.grouped_quantize(put(x), put(jnp.asarray(sizes, jnp.int32)), rowwise=rowwise,
+                                   columnwise=columnwise, amax=True)
+        want = reference_quantize(x, sizes, rowwise, columnwise, True)
+        assert_quantized(got, want, rowwise, columnwise, sizes)
+
+
+def test_quantize_mxfp8_of_ones_is_worked_out_here():
+    # amax 1: X = floor(log2 1) - 8 = -8, e8m0 code 127 - 8 = 119; 1 / 2^-8 =
+    # 256 is e4m3 0x78. Columnwise, one block per group.
+    q = ggj.grouped_quantize(jnp.ones((4, 64), jnp.bfloat16), jnp.asarray([3, 1], jnp.int32),
+                             rowwise="mxfp8_e4m3", columnwise="mxfp8_e4m3", amax=True)
+    assert (_bits(q.rowwise.data) == 0x78).all()
+    assert (np.asarray(q.rowwise.block_scales) == 119).all()
+    assert (_bits(q.columnwise.data) == 0x78).all()
+    assert q.columnwise.block_scales.shape == (64, 2)
+    assert (np.asarray(q.columnwise.block_scales) == 119).all()
+    assert q.amax.tolist() == [1.0, 1.0] and q.rowwise.scale is None
+
+
+def test_quantize_nvfp4_tensor_scale_is_worked_out_here():
+    # amax 2688 = 6 * 448: tensor scale 1, block scale ue4m3(448) = 0x7E, and
+    # 2688 / 448 = 6, the e2m1 max 0x7 (two per byte: 0x77).
+    q = ggj.grouped_quantize(jnp.full((2, 32), 2688.0, jnp.float32), jnp.asarray([2], jnp.int32),
+                             rowwise="nvfp4_tensor")
+    assert q.rowwise.scale.tolist() == [1.0]
+    assert (np.asarray(q.rowwise.block_scales) == 0x7E).all()
+    assert (np.asarray(q.rowwise.data) == 0x77).all()
+    assert q.columnwise is None and q.amax is None
+
+
+def test_quantize_shapes_and_dtypes():
+    x = _spec((64, 96))
+    q = jax.eval_shape(lambda a, s: ggj.grouped_quantize(
+        a, s, rowwise="nvfp4_group", columnwise="fp8_e4m3_1x128"), x, _spec((2,), jnp.int32))
+    assert (q.rowwise.data.shape, q.rowwise.data.dtype) == ((64, 48), jnp.uint8)
+    assert (q.rowwise.block_scales.shape, q.rowwise.block_scales.dtype) == ((64, 6), jnp.uint8)
+    assert (q.rowwise.scale.shape, q.rowwise.scale.dtype) == ((2,), jnp.float32)
+    assert (q.columnwise.data.shape, q.columnwise.data.dtype) == ((96, 64), jnp.float8_e4m3fn)
+    assert q.columnwise.block_scales.shape == (96, 0 + 2)  # 64 // 128 + min(G, 64)
+    assert q.columnwise.block_scales.dtype == jnp.float32 and q.columnwise.scale is None
+    assert q.amax is None
+    e5m2 = jax.eval_shape(lambda a: ggj.grouped_quantize(a, rowwise="mxfp8_e5m2", amax=True),
+                          _spec((3, 32, 64), jnp.float32))
+    assert (e5m2.rowwise.data.dtype, e5m2.rowwise.block_scales.shape) == (jnp.float8_e5m2,
+                                                                           (3, 32, 2))
+    assert e5m2.amax.shape == (3,) and e5m2.columnwise is None
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_quantize_bad_sizes_are_clamped_and_flagged(platform):
+    x = quantize_input((20, 64), seed=3)
+    put = lambda a: jax.device_put(a, device(platform))  # noqa: E731
+    bad = put(jnp.asarray([3, -2, 30, 1], jnp.int32))
+    q, flags = jax.jit(lambda a, s: ggj.grouped_quantize_with_flags(
+        a, s, rowwise="fp8_e4m3_group", amax=True))(put(x), bad)
+    flag = ggj.check(flags)
+    assert flag & DeviceFlag.NEGATIVE_SIZE and flag & DeviceFlag.SIZES_EXCEED_ROWS
+    clamped = [3, 0, 17, 0]
+    want = reference_quantize(x, clamped, "fp8_e4m3_group", None, True)
+    assert_quantized(q, want, "fp8_e4m3_group", None, clamped)
+    _, ok = ggj.grouped_quantize_with_flags(put(x), put(jnp.asarray([20], jnp.int32)),
+                                            columnwise="mxfp8_e4m3")
+    assert not ggj.check(ok)
+
+
+@pytest.mark.parametrize(
+    "x,sizes,kwargs,error,match",
+    [
+        (_spec((M, K), jnp.int32), _spec((2,), jnp.int32), {"rowwise": "mxfp8_e4m3"}, TypeError,
+         r"x: dtype int32 is not supported"),
+        (_spec((M,)), _spec((2,), jnp.int32), {"rowwise": "mxfp8_e4m3"}, ValueError,
+         r"x: expected \[M, K\]"),
+        (_spec((M, K)), None, {"rowwise": "mxfp8_e4m3"}, ValueError, r"x: expected \[G, N, K\]"),
+        (_spec((M, K)), _spec((2,), jnp.float32), {"rowwise": "mxfp8_e4m3"}, TypeError,
+         r"group_sizes: expected int32 or int64"),
+        (_spec((M, K)), _spec((2, 1), jnp.int32), {"rowwise": "mxfp8_e4m3"}, ValueError,
+         r"group_sizes: expected a 1-D array"),
+        (_spec((M, K)), _spec((2,), jnp.int32), {"rowwise": "fp8"}, ValueError,
+         r"rowwise: unknown quantize format 'fp8'"),
+        (_spec((M, K)), _spec((2,), jnp.int32), {"columnwise": "mxfp4"}, ValueError,
+         r"columnwise: unknown quantize format 'mxfp4'"),
+        (_spec((M, K)), _spec((2,), jnp.int32), {"rowwise": "fp8_e4m3_128x128"}, ValueError,
+         r"rowwise: fp8_e4m3_128x128 is for stacked"),
+        (_spec((M, K)), _spec((2,), jnp.int32), {}, ValueError, r"nothing asked for"),
+        (_spec((M, K + 1)), _spec((2,), jnp.int32), {"rowwise": "nvfp4_group"}, ValueError,
+         r"the rowwise output's last dimension \(33\) must be even"),
+    ],
+)
+def test_quantize_errors_at_trace_time(x, sizes, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        if sizes is None:
+            jax.eval_shape(lambda a: ggj.grouped_quantize(a, **kwargs), x)
+        else:
+            jax.eval_shape(lambda a, s: ggj.grouped_quantize(a, s, **kwargs), x, sizes)
+
+
 # ---- Flax ----------------------------------------------------------------------------
 
 
@@ -365,6 +588,21 @@ def test_gpu_random_values_and_grads(dtype):
         scale = float(jnp.abs(theirs).max())
         np.testing.assert_allclose(np.asarray(f32(ours)), np.asarray(theirs),
                                    rtol=tol, atol=tol * scale)
+
+
+@needs_gpu
+def test_gpu_quantize_jit_replays_with_changed_sizes():
+    """One compiled quantize, run with other sizes each time (nvfp4 group
+    scales take the amax launch, whose accumulators the last CTA clears for
+    the next call), each result bit-exact against the reference."""
+    fmt = "nvfp4_group"
+    x = quantize_input((Q_ROWS, 128), seed=4)
+    gx = jax.device_put(x, GPU)
+    sizes0 = jax.device_put(jnp.asarray(Q_SIZES, jnp.int32), GPU)
+    compiled = _quantize_jit(fmt, fmt, True).lower(gx, sizes0).compile()
+    for sizes in ([256, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 256], [40, 40, 40, 40, 40, 56], Q_SIZES):
+        got = compiled(gx, jax.device_put(jnp.asarray(sizes, jnp.int32), GPU))
+        assert_quantized(got, reference_quantize(x, sizes, fmt, fmt, True), fmt, fmt, sizes)
 
 
 @needs_gpu

@@ -1,22 +1,25 @@
 // XLA FFI handlers for groupgemm: what JAX's custom calls run.
 //
-// Four handlers, one per product and platform, exported as C symbols for
+// Six handlers, one per operation and platform, exported as C symbols for
 // jax.ffi.register_ffi_target (python/groupgemm/jax/_ffi.py):
 //
 //   gg_jax_ragged_m_cuda / _cpu   out[g rows] = alpha * lhs[g rows] . op(rhs[g]) (+ bias[g])
 //   gg_jax_ragged_k_cuda / _cpu   out[g] = alpha * a[g rows]^T . b[g rows]
+//   gg_jax_quantize_cuda / _cpu   grouped quantize: rowwise and/or columnwise, amax
 //
-// Each builds a gg_gemm_desc from the buffers XLA hands over and calls the C
-// API (gg_grouped_gemm): this file knows nothing of kernels. Every handler
-// has two results, the product and the workspace: XLA allocates both, so a
+// Each builds a gg_gemm_desc or gg_quantize_desc from the buffers XLA hands
+// over and calls the C API: this file knows nothing of kernels. Every result
+// is allocated by XLA, the workspace included (the last result), so a
 // handler allocates nothing, and under a command buffer (CUDA graph) their
 // addresses are XLA's to update. The CUDA handlers run on XLA's stream
 // (PlatformStream<cudaStream_t>), never synchronize, and are registered
-// command-buffer compatible; before the product, one small launch zeroes the
-// workspace (its first word then holds this call's GG_DEVICE_* flags, which
-// the Python side returns as an array) and the ragged-M rows past the last
-// group, which jax.lax.ragged_dot defines as zeros (prepare.cu). The CPU
-// handlers run the library's reference on host buffers, by the same rules.
+// command-buffer compatible; before the library runs, one small launch
+// zeroes the workspace (its first word then holds this call's GG_DEVICE_*
+// flags, which the Python side returns as an array; the quantizer's
+// accumulators behind it must start at zero) and the ragged-M rows past the
+// last group, which jax.lax.ragged_dot defines as zeros (prepare.cu). The
+// CPU handlers run the library's reference on host buffers, by the same
+// rules.
 //
 // Shapes and dtypes are checked at trace time by the Python front end, and
 // again by the C API here; a failure comes back to XLA as an FFI error
@@ -63,7 +66,10 @@ ffi::Error view(const char* name, ffi::AnyBuffer buffer, gg_tensor* tensor) {
   return ffi::Error::Success();
 }
 
-ffi::Error sizes_view(ffi::AnyBuffer sizes, gg_gemm_desc* desc) {
+// Fills desc->num_groups and desc->group_sizes (a gg_gemm_desc or a
+// gg_quantize_desc).
+template <typename Desc>
+ffi::Error sizes_view(ffi::AnyBuffer sizes, Desc* desc) {
   const auto type = sizes.element_type();
   if (type != ffi::DataType::S32 && type != ffi::DataType::S64) {
     return invalid("group_sizes: expected int32 or int64");
@@ -74,10 +80,6 @@ ffi::Error sizes_view(ffi::AnyBuffer sizes, gg_gemm_desc* desc) {
   desc->group_sizes.offsets = nullptr;
   desc->group_sizes.type = type == ffi::DataType::S64 ? GG_INDEX_INT64 : GG_INDEX_INT32;
   return ffi::Error::Success();
-}
-
-int index_bytes(const gg_gemm_desc& desc) {
-  return desc.group_sizes.type == GG_INDEX_INT64 ? 8 : 4;
 }
 
 size_t element_bytes(gg_dtype dtype) { return dtype == GG_DTYPE_FP32 ? 4 : 2; }
@@ -137,23 +139,141 @@ ffi::Error describe_ragged_k(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer 
   return ffi::Error::Success();
 }
 
+// Grouped quantize's attributes: each output's format as the C codes
+// (gg_dtype, gg_block_scaling, gg_scale_extent; dtype -1: not asked for),
+// and whether the per-group amax is asked for.
+struct QuantizeOptions {
+  int32_t rowwise_dtype, rowwise_block_scaling, rowwise_scale_extent;
+  int32_t columnwise_dtype, columnwise_block_scaling, columnwise_scale_extent;
+  int32_t amax;
+};
+
+// One quantized output's buffers; those its format has no use for are
+// empty placeholders.
+struct QuantizedBuffers {
+  ffi::AnyBuffer data, block_scales, scale;
+};
+
+// XLA may hand over an empty buffer without an address, while the library
+// wants one for every requested output: an aligned stand-in is passed, where
+// nothing is written.
+void* address_of(ffi::AnyBuffer buffer) {
+  void* data = buffer.untyped_data();
+  return data != nullptr ? data : reinterpret_cast<void*>(uintptr_t{256});
+}
+
+// fp8 data is held as itself; e2m1 two per byte (the even element in the
+// low nibble) as uint8.
+bool holds(ffi::DataType type, int32_t dtype) {
+  switch (dtype) {
+    case GG_DTYPE_E4M3: return type == ffi::DataType::F8E4M3FN;
+    case GG_DTYPE_E5M2: return type == ffi::DataType::F8E5M2;
+    case GG_DTYPE_E2M1: return type == ffi::DataType::U8;
+    default: return false;
+  }
+}
+
+// A requested output's view. Its shape is the data buffer's in elements
+// (e2m1: twice the bytes of the last dimension), which the library checks
+// against the input. The block scales and the fp32 scale have no shape in
+// a gg_tensor: the front end sizes them by the library's rules
+// (core.quantize_shapes, checked against gg_block_scale_shape).
+ffi::Error quantized_view(const std::string& name, int32_t dtype, int32_t block_scaling,
+                          int32_t scale_extent, const QuantizedBuffers& buffers,
+                          gg_tensor* tensor) {
+  *tensor = gg_tensor{};
+  if (dtype < 0) return ffi::Error::Success();
+  if (!holds(buffers.data.element_type(), dtype)) {
+    return invalid(name + ": the data's element type does not hold the format's elements");
+  }
+  const auto dims = buffers.data.dimensions();
+  if (dims.size() < 2 || dims.size() > 3) return invalid(name + ": expected rank 2 or 3");
+  tensor->data = address_of(buffers.data);
+  tensor->dtype = static_cast<gg_dtype>(dtype);
+  tensor->rank = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) tensor->shape[i] = dims[i];
+  if (dtype == GG_DTYPE_E2M1) tensor->shape[tensor->rank - 1] *= 2;
+  tensor->block_scaling = static_cast<gg_block_scaling>(block_scaling);
+  if (block_scaling != GG_BLOCK_NONE) tensor->block_scales = address_of(buffers.block_scales);
+  tensor->scale_extent = static_cast<gg_scale_extent>(scale_extent);
+  if (scale_extent != GG_SCALE_NONE) {
+    tensor->scale = static_cast<float*>(buffers.scale.untyped_data());
+  }
+  return ffi::Error::Success();
+}
+
+// Grouped quantize: x [M, K] ragged by group_sizes, or [G, N, K] stacked
+// (group_sizes then an ignored placeholder); amax [G] when asked for.
+ffi::Error describe_quantize(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
+                             const QuantizedBuffers& rowwise, const QuantizedBuffers& columnwise,
+                             ffi::AnyBuffer amax, const QuantizeOptions& options, gg_path path,
+                             gg_quantize_desc* desc) {
+  *desc = gg_quantize_desc{};
+  if (ffi::Error e = view("x", x, &desc->input); e.failure()) return e;
+  if (desc->input.rank == 3) {
+    desc->num_groups = static_cast<int32_t>(desc->input.shape[0]);
+  } else {
+    if (ffi::Error e = sizes_view(group_sizes, desc); e.failure()) return e;
+  }
+  ffi::Error e = quantized_view("rowwise", options.rowwise_dtype, options.rowwise_block_scaling,
+                                options.rowwise_scale_extent, rowwise, &desc->rowwise);
+  if (e.failure()) return e;
+  e = quantized_view("columnwise", options.columnwise_dtype, options.columnwise_block_scaling,
+                     options.columnwise_scale_extent, columnwise, &desc->columnwise);
+  if (e.failure()) return e;
+  if (options.amax != 0) desc->amax = static_cast<float*>(amax.untyped_data());
+  desc->path = path;
+  return ffi::Error::Success();
+}
+
+// A ragged-M output's rows past the last group, which the handlers zero
+// before the product (jax.lax.ragged_dot defines them as zeros; the library
+// never writes them). Empty (data null, no groups) for every other result:
+// the quantizer leaves what lies past the last group undefined, as the
+// torch front end does.
+struct Tail {
+  gg_group_sizes sizes{};
+  int32_t groups = 0;
+  void* data = nullptr;
+  int64_t rows = 0, row_bytes = 0;
+};
+
+Tail tail_of(const gg_gemm_desc& desc) {
+  Tail tail;
+  if (desc.op != GG_OP_RAGGED_M) return tail;
+  tail.sizes = desc.group_sizes;
+  tail.groups = desc.num_groups;
+  tail.data = desc.out.data;
+  tail.rows = desc.out.shape[0];
+  tail.row_bytes = desc.out.shape[1] * static_cast<int64_t>(element_bytes(desc.out.dtype));
+  return tail;
+}
+
+Tail tail_of(const gg_quantize_desc&) { return Tail{}; }
+
+// The library call of each descriptor.
+gg_status run_library(const gg_gemm_desc& desc, void* workspace, size_t bytes,
+                      gg_stream_t stream) {
+  return gg_grouped_gemm(&desc, workspace, bytes, stream);
+}
+
+gg_status run_library(const gg_quantize_desc& desc, void* workspace, size_t bytes,
+                      gg_stream_t stream) {
+  return gg_grouped_quantize(&desc, workspace, bytes, stream);
+}
+
 // GPU paths want their workspace on 256 bytes; XLA aligns its buffers to
 // less, so the Python side asks for this much more and the handler starts
 // the library's workspace at the first aligned byte.
 constexpr uintptr_t kWorkspaceAlignment = 256;
 
-// Zeroes the workspace and (ragged-M) the output's rows past the last group,
-// then runs the product, all on `stream`. The flags word the library leaves
-// at the start of its (aligned) workspace is copied to the buffer's first
-// word, where the Python side reads it.
-ffi::Error run_cuda(const gg_gemm_desc& desc, ffi::AnyBuffer workspace, cudaStream_t stream) {
-  void* tail = nullptr;
-  int64_t rows = 0, row_bytes = 0;
-  if (desc.op == GG_OP_RAGGED_M) {
-    tail = desc.out.data;
-    rows = desc.out.shape[0];
-    row_bytes = desc.out.shape[1] * static_cast<int64_t>(element_bytes(desc.out.dtype));
-  }
+// Zeroes the workspace and the descriptor's tail, then runs it, all on
+// `stream`. The flags word the library leaves at the start of its (aligned)
+// workspace is copied to the buffer's first word, where the Python side
+// reads it.
+template <typename Desc>
+ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, cudaStream_t stream) {
+  const Tail tail = tail_of(desc);
   char* base = static_cast<char*>(workspace.untyped_data());
   const uintptr_t address = reinterpret_cast<uintptr_t>(base);
   const size_t skip =
@@ -162,13 +282,14 @@ ffi::Error run_cuda(const gg_gemm_desc& desc, ffi::AnyBuffer workspace, cudaStre
   if (workspace.size_bytes() < skip + sizeof(uint32_t)) {
     return invalid("the workspace result is too small to align");
   }
+  const int index_bytes = tail.sizes.type == GG_INDEX_INT64 ? 8 : 4;
   ffi::Error e = cuda_error(
-      gg_jax::launch_prepare(desc.group_sizes.sizes, index_bytes(desc), desc.num_groups, tail,
-                             rows, row_bytes, base, workspace.size_bytes(), stream),
+      gg_jax::launch_prepare(tail.sizes.sizes, index_bytes, tail.groups, tail.data, tail.rows,
+                             tail.row_bytes, base, workspace.size_bytes(), stream),
       "zeroing the workspace and the rows past the last group");
   if (e.failure()) return e;
-  e = status_error(gg_grouped_gemm(&desc, base + skip, workspace.size_bytes() - skip,
-                                   reinterpret_cast<gg_stream_t>(stream)));
+  e = status_error(run_library(desc, base + skip, workspace.size_bytes() - skip,
+                               reinterpret_cast<gg_stream_t>(stream)));
   if (e.failure() || skip == 0) return e;
   return cuda_error(
       cudaMemcpyAsync(base, base + skip, sizeof(uint32_t), cudaMemcpyDeviceToDevice, stream),
@@ -176,25 +297,24 @@ ffi::Error run_cuda(const gg_gemm_desc& desc, ffi::AnyBuffer workspace, cudaStre
 }
 
 // The host twin of run_cuda, on the reference path.
-ffi::Error run_cpu(const gg_gemm_desc& desc, ffi::AnyBuffer workspace) {
+template <typename Desc>
+ffi::Error run_cpu(const Desc& desc, ffi::AnyBuffer workspace) {
+  const Tail tail = tail_of(desc);
   std::memset(workspace.untyped_data(), 0, workspace.size_bytes());
-  if (desc.op == GG_OP_RAGGED_M) {
-    const int64_t rows = desc.out.shape[0];
-    const int64_t row_bytes =
-        desc.out.shape[1] * static_cast<int64_t>(element_bytes(desc.out.dtype));
+  if (tail.data != nullptr) {
     int64_t sum = 0;
-    for (int32_t g = 0; g < desc.num_groups; ++g) {
-      const int64_t size = desc.group_sizes.type == GG_INDEX_INT64
-                               ? static_cast<const int64_t*>(desc.group_sizes.sizes)[g]
-                               : static_cast<const int32_t*>(desc.group_sizes.sizes)[g];
+    for (int32_t g = 0; g < tail.groups; ++g) {
+      const int64_t size = tail.sizes.type == GG_INDEX_INT64
+                               ? static_cast<const int64_t*>(tail.sizes.sizes)[g]
+                               : static_cast<const int32_t*>(tail.sizes.sizes)[g];
       sum += size > 0 ? size : 0;
     }
-    const int64_t start = sum < rows ? sum : rows;
-    std::memset(static_cast<char*>(desc.out.data) + start * row_bytes, 0,
-                static_cast<size_t>((rows - start) * row_bytes));
+    const int64_t start = sum < tail.rows ? sum : tail.rows;
+    std::memset(static_cast<char*>(tail.data) + start * tail.row_bytes, 0,
+                static_cast<size_t>((tail.rows - start) * tail.row_bytes));
   }
-  return status_error(gg_grouped_gemm(&desc, workspace.untyped_data(), workspace.size_bytes(),
-                                      nullptr));
+  return status_error(
+      run_library(desc, workspace.untyped_data(), workspace.size_bytes(), nullptr));
 }
 
 ffi::Error ragged_m_cuda(cudaStream_t stream, ffi::AnyBuffer lhs, ffi::AnyBuffer rhs,
@@ -233,7 +353,50 @@ ffi::Error ragged_k_cpu(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer group
   return e.failure() ? e : run_cpu(desc, *workspace);
 }
 
+ffi::Error quantize_cuda(cudaStream_t stream, ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
+                         ffi::Result<ffi::AnyBuffer> rowwise_data,
+                         ffi::Result<ffi::AnyBuffer> rowwise_block_scales,
+                         ffi::Result<ffi::AnyBuffer> rowwise_scale,
+                         ffi::Result<ffi::AnyBuffer> columnwise_data,
+                         ffi::Result<ffi::AnyBuffer> columnwise_block_scales,
+                         ffi::Result<ffi::AnyBuffer> columnwise_scale,
+                         ffi::Result<ffi::AnyBuffer> amax, ffi::Result<ffi::AnyBuffer> workspace,
+                         QuantizeOptions options) {
+  gg_quantize_desc desc;
+  ffi::Error e = describe_quantize(
+      x, group_sizes, {*rowwise_data, *rowwise_block_scales, *rowwise_scale},
+      {*columnwise_data, *columnwise_block_scales, *columnwise_scale}, *amax, options,
+      GG_PATH_AUTO, &desc);
+  return e.failure() ? e : run_cuda(desc, *workspace, stream);
+}
+
+ffi::Error quantize_cpu(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
+                        ffi::Result<ffi::AnyBuffer> rowwise_data,
+                        ffi::Result<ffi::AnyBuffer> rowwise_block_scales,
+                        ffi::Result<ffi::AnyBuffer> rowwise_scale,
+                        ffi::Result<ffi::AnyBuffer> columnwise_data,
+                        ffi::Result<ffi::AnyBuffer> columnwise_block_scales,
+                        ffi::Result<ffi::AnyBuffer> columnwise_scale,
+                        ffi::Result<ffi::AnyBuffer> amax, ffi::Result<ffi::AnyBuffer> workspace,
+                        QuantizeOptions options) {
+  gg_quantize_desc desc;
+  ffi::Error e = describe_quantize(
+      x, group_sizes, {*rowwise_data, *rowwise_block_scales, *rowwise_scale},
+      {*columnwise_data, *columnwise_block_scales, *columnwise_scale}, *amax, options,
+      GG_PATH_REFERENCE, &desc);
+  return e.failure() ? e : run_cpu(desc, *workspace);
+}
+
 }  // namespace
+
+XLA_FFI_REGISTER_STRUCT_ATTR_DECODING(QuantizeOptions,
+                                      ffi::StructMember<int32_t>("rowwise_dtype"),
+                                      ffi::StructMember<int32_t>("rowwise_block_scaling"),
+                                      ffi::StructMember<int32_t>("rowwise_scale_extent"),
+                                      ffi::StructMember<int32_t>("columnwise_dtype"),
+                                      ffi::StructMember<int32_t>("columnwise_block_scaling"),
+                                      ffi::StructMember<int32_t>("columnwise_scale_extent"),
+                                      ffi::StructMember<int32_t>("amax"));
 
 // ---- exported handlers -------------------------------------------------------
 
@@ -282,3 +445,33 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cpu, ragged_k_cpu,
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
                                   .Attr<float>("alpha"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_quantize_cuda, quantize_cuda,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()  // x
+                                  .Arg<ffi::AnyBuffer>()  // group_sizes (ragged x)
+                                  .Ret<ffi::AnyBuffer>()  // rowwise data
+                                  .Ret<ffi::AnyBuffer>()  // rowwise block scales
+                                  .Ret<ffi::AnyBuffer>()  // rowwise scale
+                                  .Ret<ffi::AnyBuffer>()  // columnwise data
+                                  .Ret<ffi::AnyBuffer>()  // columnwise block scales
+                                  .Ret<ffi::AnyBuffer>()  // columnwise scale
+                                  .Ret<ffi::AnyBuffer>()  // amax
+                                  .Ret<ffi::AnyBuffer>()  // workspace
+                                  .Attrs<QuantizeOptions>(),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_quantize_cpu, quantize_cpu,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attrs<QuantizeOptions>());

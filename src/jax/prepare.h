@@ -1,6 +1,7 @@
-// The one piece of device code the JAX handlers own: before a product runs,
-// zero the head of the XLA-allocated workspace (its device flags) and the
-// rows of a ragged-M output that lie past the last group. See prepare.cu.
+// The one piece of device code the JAX handlers own: before the library
+// runs, zero the XLA-allocated workspace (its device flags, the quantizer's
+// accumulators) and the rows of a ragged-M output that lie past the last
+// group. See prepare.cu.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,8 +10,9 @@
 
 namespace gg_jax {
 
-// sizes: [groups] int32 (index_bytes 4) or int64 (8), device memory.
-// out: [rows, row_bytes] bytes of a ragged-M output, or nullptr for none.
+// sizes: [groups] int32 (index_bytes 4) or int64 (8), device memory (groups
+// 0: none are read). out: [rows, row_bytes] bytes of a ragged-M output, or
+// nullptr for none.
 // Rows from the clamped sum of the sizes (negative sizes count 0, the sum is
 // cut at rows: the library's own rule) to rows are zeroed, as are the first
 // head_bytes of workspace. One launch on `stream`, no host sync.

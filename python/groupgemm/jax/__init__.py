@@ -1,25 +1,30 @@
-"""JAX front end: grouped products as XLA custom calls, with gradients.
+"""JAX front end: grouped products as XLA custom calls, with gradients, and
+the grouped quantizer.
 
   ragged_dot(lhs, rhs, group_sizes, ...)   drop-in for jax.lax.ragged_dot (ragged-M)
   ragged_dot_k(a, b, group_sizes, ...)     ragged-K: out[g] = a[g rows]^T @ b[g rows]
   ragged_dot_with_flags(...)               ragged_dot, plus this call's device flags
+  grouped_quantize(x, group_sizes, ...)    fp8 / mxfp8 / nvfp4, rowwise and columnwise
+  grouped_quantize_with_flags(...)         grouped_quantize, plus this call's device flags
   check(flags)                             the flags as a groupgemm.DeviceFlag
   GroupedDense                             a Flax linen module (needs flax)
 
-The products run as XLA FFI custom calls (libgroupgemm_jax.so, built beside
+They run as XLA FFI custom calls (libgroupgemm_jax.so, built beside
 libgroupgemm.so when jax is importable at build time): on GPUs through the
 library's kernels on XLA's stream, registered command-buffer compatible so
 XLA may capture them in CUDA graphs; on the CPU through the library's
-reference. They work under jit, grad and vmap-free code, with int32 group
-sizes and without jax_enable_x64. Shape and dtype errors are raised while
-tracing, naming the argument.
+reference. They work under jit, grad (the products) and vmap-free code,
+with int32 group sizes and without jax_enable_x64. Shape, dtype and format
+errors are raised while tracing, naming the argument.
 
 Importing groupgemm does not import this module, nor jax.
 """
 
 import numpy as np
 
+from .. import core
 from .._capi import DeviceFlag
+from ..core import Quantized, QuantizedTensor
 from . import _ops
 
 
@@ -102,8 +107,49 @@ def ragged_dot_k(a, b, group_sizes, *, preferred_element_type=None, alpha: float
     return _ops.ragged_k(a, b, group_sizes, out_dtype, float(alpha))
 
 
+def grouped_quantize(x, group_sizes=None, *, rowwise=None, columnwise=None,
+                     amax: bool = False) -> Quantized:
+    """Quantizes x [M, K] (ragged: group_sizes [G] int32 or int64) or stacked
+    weights [G, N, K] (group_sizes None), bfloat16, float16 or float32, into
+    a rowwise output (x's shape, blocks along K) and/or a columnwise one
+    (transposed: [K, M] or [G, K, N], blocks along the tokens restarting at
+    every group start), in one pass; as groupgemm.torch.grouped_quantize.
+
+    Formats (rowwise=, columnwise=): fp8_e4m3/e5m2 with _tensor or _group
+    scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
+    mxfp8_e4m3/e5m2, nvfp4_tensor/_group. amax=True also returns each
+    group's (stacked: each matrix's) absolute maximum [G], float32.
+
+    Returns Quantized(rowwise, columnwise, amax), each output a
+    QuantizedTensor(data, block_scales, scale) with None where not asked for
+    or where the format has none; dequantized: data * block scale * scale.
+    The arrays are those of the torch front end (core.quantize_arrays):
+    fp8 data is jnp.float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two
+    e2m1 elements per byte (the even one in the low nibble), so its last
+    dimension is half the element count; e8m0 (mxfp8) and ue4m3 (nvfp4)
+    block scales are uint8 bytes, 1x128 and 128x128 block scales float32;
+    fp32 scales are [1] (_tensor) or [G] (_group). Entries past the last
+    group (rows, or columnwise block-scale capacity no group uses) are left
+    undefined, as the library never writes them. Not differentiable. Group
+    sizes that are negative or sum past M are clamped, as in ragged_dot;
+    grouped_quantize_with_flags reports them.
+    """
+    return grouped_quantize_with_flags(x, group_sizes, rowwise=rowwise, columnwise=columnwise,
+                                       amax=amax)[0]
+
+
+def grouped_quantize_with_flags(x, group_sizes=None, *, rowwise=None, columnwise=None,
+                                amax: bool = False):
+    """(Quantized, flags): grouped_quantize's result and a uint32 scalar
+    array holding the GG_DEVICE_* bits of this call; check(flags) turns the
+    bits into a DeviceFlag."""
+    _ops.check_quantize(x, group_sizes, rowwise, columnwise, amax)
+    arrays, flags = _ops.quantize_call(x, group_sizes, rowwise, columnwise, amax)
+    return core.quantized(rowwise, columnwise, amax, arrays), flags
+
+
 def check(flags) -> DeviceFlag:
-    """The GG_DEVICE_* bits of ragged_dot_with_flags' `flags`, read on the
+    """The GG_DEVICE_* bits of a *_with_flags call's `flags`, read on the
     host (this waits for the computation): falsy when the sizes were sane."""
     return DeviceFlag(int(np.asarray(flags)))
 
@@ -116,4 +162,14 @@ def __getattr__(name):
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
-__all__ = ["GroupedDense", "check", "ragged_dot", "ragged_dot_k", "ragged_dot_with_flags"]
+__all__ = [
+    "GroupedDense",
+    "Quantized",
+    "QuantizedTensor",
+    "check",
+    "grouped_quantize",
+    "grouped_quantize_with_flags",
+    "ragged_dot",
+    "ragged_dot_k",
+    "ragged_dot_with_flags",
+]

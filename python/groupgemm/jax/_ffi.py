@@ -1,15 +1,16 @@
 """libgroupgemm_jax.so: where it is, and its handlers registered with XLA.
 
 The library holds the XLA FFI handlers (src/jax/ffi_handlers.cpp), two per
-product: one for CUDA, registered command-buffer compatible, and one for the
-CPU, running the library's reference. It links libgroupgemm.so, which is
+operation (ragged-M, ragged-K, grouped quantize): one for CUDA, registered
+command-buffer compatible, and one for the CPU, running the library's
+reference. It links libgroupgemm.so, which is
 loaded first (through groupgemm._capi), so the dynamic loader finds it by its
 soname. Where libgroupgemm_jax.so is looked for, in order:
   1. the path in the environment variable GROUPGEMM_JAX_LIBRARY;
   2. the directory of the loaded libgroupgemm.so (the build puts both in
      <build>/src/, `pip install .` in groupgemm/lib/).
 
-Registration happens once, on the first product traced, not at import.
+Registration happens once, on the first operation traced, not at import.
 """
 
 import ctypes
@@ -27,6 +28,7 @@ LIBRARY_NAME = "libgroupgemm_jax.so"
 TARGETS = {
     "groupgemm_ragged_m": "gg_jax_ragged_m",
     "groupgemm_ragged_k": "gg_jax_ragged_k",
+    "groupgemm_quantize": "gg_jax_quantize",
 }
 # jax's platform names, and the suffix of each handler symbol.
 PLATFORMS = {"CUDA": "_cuda", "cpu": "_cpu"}

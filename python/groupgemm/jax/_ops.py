@@ -1,16 +1,19 @@
-"""The two products as XLA custom calls, with their trace-time checks and VJPs.
+"""The products and the quantizer as XLA custom calls, with their trace-time
+checks, and the products' VJPs.
 
   ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha)
       out[g rows] = alpha * lhs[g rows] @ op(rhs[g]) + bias[g]; rows past the
       last group are zeros (jax.lax.ragged_dot's definition).
   ragged_k(a, b, group_sizes, out_dtype, alpha)
       out[g] = alpha * a[g rows]^T @ b[g rows]; an empty group gives zeros.
+  quantize_call(x, group_sizes, rowwise, columnwise, amax)
+      grouped quantize: the seven arrays of core.quantized, not differentiable.
 
-Each custom call has two results: the product and the workspace, both
-allocated by XLA. The workspace's first word comes back as `flags`, a uint32
-scalar array holding the GG_DEVICE_* bits of this call (group sizes that
-were negative or summed past M, which the kernels clamp by the library's
-rule: a negative size counts as 0, the groups are cut at M).
+Each custom call's results are allocated by XLA, its workspace last. The
+workspace's first word comes back as `flags`, a uint32 scalar array holding
+the GG_DEVICE_* bits of this call (group sizes that were negative or summed
+past M, which the kernels clamp by the library's rule: a negative size
+counts as 0, the groups are cut at M).
 
 Gradients are our own products, as in the torch front end:
   ragged-M  dlhs = ragged-M of the cotangent with rhs read in the other
@@ -156,7 +159,30 @@ def _describe_ragged_k(key, path):
     )
 
 
-_DESCRIBERS = {"ragged_m": _describe_ragged_m, "ragged_k": _describe_ragged_k}
+def _describe_quantize(key, path):
+    _, x, sizes, rowwise, columnwise, amax = key
+
+    def output(fmt):
+        if fmt is None:
+            return None
+        address = _PLACEHOLDER_ADDRESS
+        return core.QuantizedOutput(fmt, address, address, address)
+
+    return core.grouped_quantize(
+        _operand("x", x),
+        None if sizes is None else _operand("group_sizes", sizes),
+        output(rowwise),
+        output(columnwise),
+        _PLACEHOLDER_ADDRESS if amax else 0,
+        path=path,
+    )
+
+
+_DESCRIBERS = {
+    "ragged_m": _describe_ragged_m,
+    "ragged_k": _describe_ragged_k,
+    "quantize": _describe_quantize,
+}
 
 
 class _Spec(tuple):
@@ -255,6 +281,60 @@ def check_ragged_k(a, b, group_sizes) -> None:
     if b.shape[0] != a.shape[0]:
         raise ValueError("b: has %s rows, but a has %s (both hold the same groups of rows)"
                          % (b.shape[0], a.shape[0]))
+
+
+# ---- grouped quantize -------------------------------------------------------------
+
+QUANTIZE_INPUT_DTYPES = (jnp.bfloat16, jnp.float16, jnp.float32)
+_NOT_ASKED = -1  # the handler's dtype code of an output not asked for
+
+
+def check_quantize(x, group_sizes, rowwise, columnwise, amax: bool) -> None:
+    """Raises TypeError/ValueError naming the argument."""
+    if x.dtype not in QUANTIZE_INPUT_DTYPES:
+        raise TypeError("x: dtype %s is not supported (bfloat16, float16 or float32)"
+                        % _name(x.dtype))
+    stacked = group_sizes is None
+    if x.ndim != (3 if stacked else 2):
+        raise ValueError("x: expected %s, got shape %s" % (
+            "[G, N, K] (stacked weights: group_sizes is None)" if stacked
+            else "[M, K] (ragged by group_sizes)", list(x.shape)))
+    if not stacked:
+        check_group_sizes(group_sizes)
+    core.check_quantize_request(rowwise, columnwise, amax, stacked)
+
+
+def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool):
+    """(arrays, flags) of one quantize custom call, `arrays` the seven of
+    core.quantized (empty placeholders where not asked for); the arguments
+    are checked."""
+    _ffi.library()
+    groups = x.shape[0] if group_sizes is None else group_sizes.shape[0]
+    empty = _struct((0,), np.uint8)
+    results, options = [], {"amax": np.int32(amax)}
+    for side, fmt in (("rowwise", rowwise), ("columnwise", columnwise)):
+        if fmt is None:
+            results += [empty] * 3
+            options.update({side + "_dtype": np.int32(_NOT_ASKED),
+                            side + "_block_scaling": np.int32(0),
+                            side + "_scale_extent": np.int32(0)})
+            continue
+        arrays = core.quantize_arrays(fmt, tuple(x.shape), groups, side == "columnwise")
+        results += [empty if a is None else _struct(a.shape, getattr(jnp, a.dtype))
+                    for a in arrays]
+        dtype, scaling, extent = core.quantize_format(fmt)
+        options.update({side + "_dtype": np.int32(dtype),
+                        side + "_block_scaling": np.int32(scaling),
+                        side + "_scale_extent": np.int32(extent)})
+    results.append(_struct((groups,), np.float32) if amax else empty)
+    key = ("quantize", _Spec(x), None if group_sizes is None else _Spec(group_sizes),
+           rowwise, columnwise, amax)
+    results.append(_struct((_workspace_for(key),), np.uint8))
+    call = jax.ffi.ffi_call("groupgemm_quantize", tuple(results))
+    # Stacked input has no sizes: an empty placeholder the handlers ignore.
+    sizes = jnp.zeros((0,), jnp.int32) if group_sizes is None else group_sizes
+    *arrays, workspace = call(x, sizes, **options)
+    return arrays, _flags(workspace)
 
 
 # ---- ragged-M with its VJP -------------------------------------------------------

@@ -15,12 +15,12 @@ and are never read by the host. CPU tensors (sizes on the CPU too) run
 through the library's CPU reference.
 """
 
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import torch
 
 from .. import core
-from .._capi import BlockScaling, ScaleExtent
+from ..core import Quantized, QuantizedTensor  # noqa: F401  (the result types)
 
 from . import _autograd  # noqa: F401  (registers the backward formulas)
 from . import _ops
@@ -98,21 +98,6 @@ def ragged_k_mm(
 __all__ = ["GroupedLinear", "check", "grouped_mm", "ragged_k_mm", "reserve_workspace"]
 
 
-class QuantizedTensor(NamedTuple):
-    """One quantized output: data, block scales and fp32 scale (None where the
-    format has none). Dequantized: data * block scale * scale."""
-
-    data: torch.Tensor
-    block_scales: Optional[torch.Tensor]
-    scale: Optional[torch.Tensor]
-
-
-class Quantized(NamedTuple):
-    rowwise: Optional[QuantizedTensor]
-    columnwise: Optional[QuantizedTensor]
-    amax: Optional[torch.Tensor]
-
-
 def grouped_quantize(
     x: torch.Tensor,
     group_sizes: Optional[torch.Tensor] = None,
@@ -131,18 +116,4 @@ def grouped_quantize(
     group's absolute maximum [G]. Entries past the last group are left
     uninitialized."""
     out = _quantize.grouped_quantize_op(x, group_sizes, rowwise, columnwise, amax)
-
-    def output(fmt, tensors):
-        if fmt is None:
-            return None
-        data, block_scales, scale = tensors
-        _, scaling, extent = core.quantize_format(fmt)
-        return QuantizedTensor(
-            data,
-            None if scaling == BlockScaling.NONE else block_scales,
-            None if extent == ScaleExtent.NONE else scale,
-        )
-
-    return Quantized(
-        output(rowwise, out[0:3]), output(columnwise, out[3:6]), out[6] if amax else None
-    )
+    return core.quantized(rowwise, columnwise, amax, out)

@@ -9,7 +9,8 @@ fixed:
   rowwise data, rowwise block scales, rowwise fp32 scale,
   columnwise data, columnwise block scales, columnwise fp32 scale, amax [G]
 
-fp8 data is float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two e2m1
+The arrays are allocated as core.quantize_arrays says (the JAX front end's
+too): fp8 data is float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two e2m1
 elements per byte (the even one in the low nibble), so its last dimension is
 half the element count; e8m0 and ue4m3 block scales are uint8, 1x128 and
 128x128 block scales float32. Results are new tensors: entries for rows past
@@ -24,13 +25,10 @@ from typing import List, Optional
 import torch
 
 from .. import core
-from .._capi import BlockScaling, DType
 from . import _workspace
 from ._views import operand
 
 INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-
-_DATA_DTYPES = {DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2, DType.E2M1: torch.uint8}
 
 
 def _groups(x: torch.Tensor, group_sizes: Optional[torch.Tensor]) -> int:
@@ -45,31 +43,17 @@ def _allocate(x: torch.Tensor, fmt: Optional[str], groups: int, columnwise: bool
     """data, block scales, scale of one output (empty tensors where absent)."""
     if fmt is None:
         return [_empty(x), _empty(x), _empty(x)]
-    dtype, scaling, _ = core.quantize_format(fmt)
-    shapes = core.quantize_shapes(fmt, tuple(x.shape), groups, columnwise)
-    data_shape = list(shapes.data)
-    if dtype == DType.E2M1:
-        if data_shape[-1] % 2:
-            raise ValueError(
-                "%s: nvfp4 packs two elements per byte; the %s output's last dimension (%d) "
-                "must be even" % (fmt, "columnwise" if columnwise else "rowwise", data_shape[-1])
-            )
-        data_shape[-1] //= 2
-    data = x.new_empty(data_shape, dtype=_DATA_DTYPES[dtype])
-    if shapes.block_scales is None:
-        block_scales = _empty(x)
-    else:
-        fp32 = scaling in (BlockScaling._1X128, BlockScaling._128X128)
-        block_scales = x.new_empty(shapes.block_scales, dtype=torch.float32 if fp32 else torch.uint8)
-    scale = _empty(x) if shapes.scale is None else x.new_empty(shapes.scale, dtype=torch.float32)
-    return [data, block_scales, scale]
+    arrays = core.quantize_arrays(fmt, tuple(x.shape), groups, columnwise)
+    return [
+        _empty(x) if a is None else x.new_empty(a.shape, dtype=getattr(torch, a.dtype))
+        for a in arrays
+    ]
 
 
 def _results(x, group_sizes, rowwise, columnwise, amax) -> List[torch.Tensor]:
     if x.dtype not in INPUT_DTYPES:
         raise TypeError("x: dtype %s is not supported (bfloat16, float16 or float32)" % x.dtype)
-    if rowwise is None and columnwise is None and not amax:
-        raise ValueError("grouped_quantize: nothing asked for (no rowwise, no columnwise, no amax)")
+    core.check_quantize_request(rowwise, columnwise, amax, stacked=group_sizes is None)
     groups = _groups(x, group_sizes)
     outputs = _allocate(x, rowwise, groups, False) + _allocate(x, columnwise, groups, True)
     outputs.append(x.new_empty((groups,), dtype=torch.float32) if amax else _empty(x))
