@@ -310,30 +310,43 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
   }
 }
 
-// The code rows of a tile to the columnwise output: a warp per row, a lane
-// per aligned output word; word j takes the code bits that land in it
-// (shifted by the row's misalignment) and stores the valid ones.
+// The code rows of a tile to the columnwise output. A thread takes one
+// 16-byte chunk of an output row, aligned in memory (group starts are not):
+// its four words take the code bits that land in them, shifted by the row's
+// misalignment, and leave in one vector store unless the chunk holds the
+// group's first or last tokens.
 template <int kBits>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage* stage) {
-  constexpr int kPerWord = 32 / kBits;
+  constexpr int kPerChunk = 128 / kBits;  // elements per 16-byte chunk
   constexpr int kRowWords = kTm * kBits / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  for (int k = static_cast<int>(threadIdx.x) / 32; k < t.cols; k += kWarps) {
+  constexpr int kRowChunks = (kTm + kPerChunk - 1) / kPerChunk + 1;  // a row of codes touches at most
+#pragma unroll 1
+  for (int job = threadIdx.x; job < t.cols * kRowChunks; job += kThreads) {
+    const int k = job / kRowChunks;
+    const int c = job % kRowChunks;
     const int64_t first = matrix * out.matrix_stride + (t.k0 + k) * out.row_stride + t.token0;
-    const int skew = static_cast<int>(first % kPerWord);
-    const int words = (skew + t.rows + kPerWord - 1) / kPerWord;
-    for (int j = lane; j < words; j += 32) {
-      uint32_t value = j < kRowWords ? stage->codes[code_index<kBits>(k, j)] : 0u;
-      if (skew != 0) {
-        const uint32_t before = j > 0 ? stage->codes[code_index<kBits>(k, j - 1)] : 0u;
-        value = __funnelshift_l(before, value, skew * kBits);
-      }
-      const int lo = max(0, skew - j * kPerWord);
-      const int hi = min(kPerWord, skew + t.rows - j * kPerWord);
-      const uint32_t valid = ((kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u) >> (kPerWord - hi + lo)) << lo;
-      store_word<kBits>(out.data, first - skew + j * kPerWord, value, valid);
+    const int skew = static_cast<int>(first % kPerChunk);
+    if (c * kPerChunk >= skew + t.rows) continue;
+    const int bit0 = 128 * c - skew * kBits;  // code bit of the chunk's first bit (may be < 0)
+    const int w0 = bit0 >> 5;
+    const int shift = bit0 & 31;
+    uint32_t code_words[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) {
+      const int w = w0 + i;
+      code_words[i] = w >= 0 && w < kRowWords ? stage->codes[code_index<kBits>(k, w)] : 0u;
     }
+    uint32_t words[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      words[i] = shift == 0 ? code_words[i] : __funnelshift_r(code_words[i], code_words[i + 1], shift);
+    }
+    const int lo = max(0, skew - c * kPerChunk);
+    const int hi = min(kPerChunk, skew + t.rows - c * kPerChunk);
+    const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
+    store_codes<kBits, kPerChunk>(out.data, first - skew + c * kPerChunk, words,
+                                  below_hi & ~((1u << lo) - 1u));
   }
 }
 
@@ -500,6 +513,7 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
   __shared__ GroupChunk chunk;
   __shared__ typename Scan::TempStorage scan_storage;
   __shared__ uint32_t reduce[kWarps];
+  __shared__ Tile tile_ring[3];  // the quantize pass: descriptors of the next tiles
 
   const int64_t tiles_k = (p.cols + kTk - 1) / kTk;
   const int col_block = p.columnwise.data != nullptr && p.columnwise.block > 0 &&
@@ -592,6 +606,10 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
       return tile_at(chunk, count, base, first + i * gridDim.x, tiles_k, p.cols);
     };
     const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
+    if (kPass == Pass::kQuantize && threadIdx.x == 0) {
+      for (int64_t i = 0; i < min64(mine, 2); ++i) tile_ring[i] = tile_of(i);
+    }
+    __syncthreads();
 
     if constexpr (kPass == Pass::kAmax) {
       for (int64_t i = 0; i < mine; ++i) {
@@ -610,20 +628,20 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
       }
     } else {
       const auto stage = [&](int64_t i) { return dynamic_smem + (i % kStages) * (Shape::kTileBytes / 16); };
-      if (mine > 0) {
-        const Tile t = tile_of(0);
-        fill_tile<kIn>(p, t, input_base_of(p, t), stage(0));
-      }
+      // Tile i's descriptor is in tile_ring[i % 3]: thread 0 finds tile i + 2
+      // while tile i is coded, the others read it when they start its copy.
+      if (mine > 0) fill_tile<kIn>(p, tile_ring[0], input_base_of(p, tile_ring[0]), stage(0));
       cp_async_commit();
       for (int64_t i = 0; i < mine; ++i) {
         if (i + 1 < mine) {  // the next tile streams in while this one is coded
-          const Tile next = tile_of(i + 1);
+          const Tile& next = tile_ring[(i + 1) % 3];
           fill_tile<kIn>(p, next, input_base_of(p, next), stage(i + 1));
         }
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();  // the tile is in; the code stage is free again
-        const Tile t = tile_of(i);
+        const Tile t = tile_ring[i % 3];
+        if (threadIdx.x == 0 && i + 2 < mine) tile_ring[(i + 2) % 3] = tile_of(i + 2);
         code_tile<kIn>(p, t, stage(i), code_stage, need_tile_amax);
         __syncthreads();  // the codes are staged; the tile's stage is free again
         if (p.columnwise.data != nullptr) {

@@ -175,17 +175,21 @@ template <gg_dtype kIn>
 __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
                           uint4* stage) {
   using Shape = TileShape<kIn>;
+  constexpr int kRowStep = kThreads / Shape::kRowChunks;  // a thread's column, every kRowStep rows
   const int filled_rows = (t.rows + 31) / 32 * 32;
+  const int r0 = static_cast<int>(threadIdx.x) / Shape::kRowChunks;
+  const int c = (static_cast<int>(threadIdx.x) % Shape::kRowChunks) * Shape::kVec;
+  const int column_valid = c < t.cols ? min(Shape::kVec, t.cols - c) : 0;
+  const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
+  const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
 #pragma unroll 4
-  for (int job = threadIdx.x; job < filled_rows * Shape::kRowChunks; job += kThreads) {
-    const int r = job / Shape::kRowChunks;
-    const int c = (job % Shape::kRowChunks) * Shape::kVec;
-    const int valid = chunk_valid(t, r, c, Shape::kVec);
-    const auto* source = chunk_source<kIn>(p, t, input_base, valid > 0 ? r : 0, valid > 0 ? c : 0);
+  for (int r = r0, job = threadIdx.x; r < filled_rows;
+       r += kRowStep, job += kThreads, row += kRowStep * p.input_stride) {
+    const int valid = r < t.rows ? column_valid : 0;
     if (p.aligned_input) {
-      cp_async16(stage + job, source, valid * Shape::kBytes);
+      cp_async16(stage + job, valid > 0 ? row : anywhere, valid * Shape::kBytes);
     } else {
-      stage[job] = load_chunk_by_elements<kIn>(source, valid);
+      stage[job] = load_chunk_by_elements<kIn>(row, valid);
     }
   }
 }
