@@ -5,9 +5,11 @@
 // input read once; every output byte, block scale, fp32 scale and amax
 // written once) and that bandwidth as a fraction of the device-to-device
 // copy bandwidth measured at the start of the same run (machine_rates.h).
-// The amax launch's second read of the input, for formats that need one, is
-// not counted: it is what the fraction pays for. Without a GPU it says why
-// and succeeds.
+// The per-group amax output is requested only with the formats whose scale
+// is made from it (fp8 tensor or group scale, nvfp4): those take an amax
+// launch, a second read of the input, which the "traffic" column counts
+// (the fraction of copy bandwidth of the bytes actually read and written).
+// Without a GPU it says why and succeeds.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -113,6 +115,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f,
   Output rowwise, columnwise;
   make_output(f, tokens, k, false, groups, &rowwise);
   make_output(f, k, tokens, true, groups, &columnwise);
+  const bool amax_scaled = f.extent != GG_SCALE_NONE;
   DeviceBuffer amax(static_cast<size_t>(groups) * sizeof(float));
 
   gg_quantize_desc desc{};
@@ -126,7 +129,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f,
   desc.input.shape[1] = k;
   desc.rowwise = rowwise.view;
   desc.columnwise = columnwise.view;
-  desc.amax = static_cast<float*>(amax.data());
+  desc.amax = amax_scaled ? static_cast<float*>(amax.data()) : nullptr;
   desc.path = GG_PATH_AUTO;
   size_t workspace_bytes = 0;
   if (gg_grouped_quantize_workspace_size(&desc, &workspace_bytes) != GG_STATUS_SUCCESS) {
@@ -148,12 +151,15 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f,
   }
   uint32_t flags = 0;
   gg_check(workspace.data(), GG_PATH_AUTO, stream, &flags);
-  const double bytes = static_cast<double>(input.bytes() + rowwise.bytes + columnwise.bytes +
-                                           static_cast<size_t>(groups) * sizeof(float));
+  const double bytes = static_cast<double>(
+      input.bytes() + rowwise.bytes + columnwise.bytes +
+      (amax_scaled ? static_cast<size_t>(groups) * sizeof(float) : 0));
+  const double traffic = bytes + (amax_scaled ? static_cast<double>(input.bytes()) : 0.0);
   const double bandwidth = bytes / (ms * 1e-3);
-  std::printf("%-16s %8lld  %-16s %9.3f %9.1f %8.3f%s\n", preset.name,
+  std::printf("%-16s %8lld  %-16s %9.3f %9.1f %8.3f %8.3f%s\n", preset.name,
               static_cast<long long>(tokens), f.name, ms, bandwidth * 1e-9,
-              bandwidth / rates.copy_bytes_per_s, flags != 0 ? "  (sizes flagged)" : "");
+              bandwidth / rates.copy_bytes_per_s, traffic / (ms * 1e-3) / rates.copy_bytes_per_s,
+              flags != 0 ? "  (sizes flagged)" : "");
 }
 
 }  // namespace
@@ -190,9 +196,11 @@ int run_bench_quantize(const std::vector<std::string>& words) {
   const MachineRates rates = measure_machine_rates(stream.get(), cublas, repeats);
   std::printf("device: %s; copy bandwidth %.1f GB/s (bytes read + written)\n",
               devices[0].name.c_str(), rates.copy_bytes_per_s * 1e-9);
-  std::printf("grouped quantize, bf16 input, rowwise + columnwise + amax, uniform routing\n");
-  std::printf("%-16s %8s  %-16s %9s %9s %8s\n", "preset", "tokens", "format", "ms", "GB/s",
-              "of copy");
+  std::printf(
+      "grouped quantize, bf16 input, rowwise + columnwise (+ amax where the scale needs it), "
+      "uniform routing\n");
+  std::printf("%-16s %8s  %-16s %9s %9s %8s %8s\n", "preset", "tokens", "format", "ms", "GB/s",
+              "of copy", "traffic");
   for (const MoePreset* preset : presets) {
     for (const int64_t count : tokens) {
       for (const QuantizeFormat* f : formats) {
