@@ -34,7 +34,7 @@
 // +0 through the corrections). So for finite x and such s the codes equal
 // the divided ones; other scales, blocks holding inf or NaN and quotients
 // near overflow take the division (tests/formats: every bf16 under 64 scales on host and device,
-// and a billion random pairs on the host).
+// and 20 million random pairs on the host).
 //
 // e2m1 (nvfp4 elements) has no instruction before sm_100: its eight
 // magnitudes make round-to-nearest-even a sum of seven comparisons against
