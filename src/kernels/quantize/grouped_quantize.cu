@@ -320,7 +320,8 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
                                     const CodeStage* stage) {
   constexpr int kPerChunk = 128 / kBits;  // elements per 16-byte chunk
   constexpr int kRowWords = kTm * kBits / 32;
-  constexpr int kRowChunks = (kTm + kPerChunk - 1) / kPerChunk + 1;  // a row of codes touches at most
+  // 16-byte chunks a row's codes can touch: one more than they fill, for the skew.
+  constexpr int kRowChunks = (kTm + kPerChunk - 1) / kPerChunk + 1;
 #pragma unroll 1
   for (int job = threadIdx.x; job < t.cols * kRowChunks; job += kThreads) {
     const int k = job / kRowChunks;

@@ -47,7 +47,6 @@ struct InputType<GG_DTYPE_BF16> {
   using Word = uint16_t;
   using Pair = uint32_t;
   using Mag = uint32_t;
-  __device__ static float decode(uint32_t v) { return fmt::bits_float(v << 16); }
   __device__ static float low(Pair p) { return fmt::bits_float(p << 16); }
   __device__ static float high(Pair p) { return fmt::bits_float(p & 0xFFFF0000u); }
   __device__ static Mag magnitude(Pair p) { return p & 0x7FFF7FFFu; }
@@ -78,7 +77,6 @@ struct InputType<GG_DTYPE_FP32> {
   using Word = uint32_t;
   using Pair = uint2;
   using Mag = uint2;
-  __device__ static float decode(uint32_t v) { return fmt::bits_float(v); }
   __device__ static float low(Pair p) { return fmt::bits_float(p.x); }
   __device__ static float high(Pair p) { return fmt::bits_float(p.y); }
   __device__ static Mag magnitude(Pair p) { return make_uint2(p.x & 0x7FFFFFFFu, p.y & 0x7FFFFFFFu); }
@@ -93,7 +91,6 @@ template <gg_dtype kIn>
 struct TileShape {
   using In = InputType<kIn>;
   using Word = typename In::Word;
-  using Pair = typename In::Pair;
   static constexpr int kBytes = static_cast<int>(sizeof(Word));
   static constexpr int kVec = 16 / kBytes;              // elements per 16-byte chunk
   static constexpr int kPairsPerVec = kVec / 2;
