@@ -14,6 +14,7 @@ runs), on every entry some group defines, and with values worked out here.
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -250,6 +251,63 @@ def test_ragged_dot_k_grads(platform):
         expected_b[rows] = np.asarray(f32(a))[rows] @ np.asarray(cot)[g]
     np.testing.assert_array_equal(np.asarray(f32(da)), expected_a)
     np.testing.assert_array_equal(np.asarray(f32(db)), expected_b)
+
+
+# ---- what XLA runs ------------------------------------------------------------------
+# The optimized HLO of the jitted products (compiled for the CPU here; the
+# custom calls and what surrounds them are the same for a GPU): our custom
+# calls and nothing else that touches data, no transposed weights for dgrad,
+# no converts of the sizes, no copies or fills of the outputs.
+
+_PLUMBING = {"parameter", "constant", "get-tuple-element", "tuple", "custom-call"}
+
+
+def _instructions(fn, *args):
+    """(opcode, line) of every instruction of fn's optimized entry computation."""
+    text = jax.jit(fn).lower(*args).compile().as_text()
+    entry = text[text.index("\nENTRY "):]
+    body = entry[entry.index("{") + 1:entry.index("\n}")]
+    # "%name = <shape or (tuple of shapes)> opcode(operands), ..."
+    pattern = re.compile(r" = (?:\([^)]*\)|\S+) ([\w-]+)\(")
+    return [(pattern.search(line).group(1), line) for line in body.strip().splitlines()]
+
+
+def _custom_calls(instructions):
+    return [line for opcode, line in instructions if opcode == "custom-call"]
+
+
+@pytest.mark.parametrize("rhs_layout", ["kn", "nk"])
+def test_forward_and_backward_run_three_custom_calls_and_nothing_else(rhs_layout):
+    groups, cols = len(SIZES), 40
+    w_shape = (groups, K, cols) if rhs_layout == "kn" else (groups, cols, K)
+    args = (_spec((M, K)), _spec(w_shape), _spec((groups,), jnp.int32), _spec((M, cols)))
+
+    def forward_backward(x, w, s, dy):
+        y, vjp = jax.vjp(lambda a, b: ggj.ragged_dot(a, b, s, rhs_layout=rhs_layout), x, w)
+        return y, vjp(dy)
+
+    instructions = _instructions(forward_backward, *args)
+    assert {opcode for opcode, _ in instructions} <= _PLUMBING, instructions
+    calls = _custom_calls(instructions)
+    targets = sorted(line.split('custom_call_target="')[1].split('"')[0] for line in calls)
+    assert targets == ["groupgemm_ragged_k", "groupgemm_ragged_m", "groupgemm_ragged_m"]
+    # The weights go to both ragged-M calls as the parameter itself, read in
+    # the other layout by dgrad (an attribute), never transposed first.
+    assert all("flags = 0 : i32" in line for line in calls)
+    layouts = sorted(line.split("rhs_layout = ")[1].split(" ")[0] for line in calls
+                     if "groupgemm_ragged_m" in line)
+    assert layouts == ["0", "1"]
+
+
+def test_only_the_with_flags_functions_ask_for_the_flags():
+    args = (_spec((M, K)), _spec((len(SIZES), K, N)), _spec((len(SIZES),), jnp.int32))
+    plain = _custom_calls(_instructions(ggj.ragged_dot, *args))
+    flagged = _instructions(ggj.ragged_dot_with_flags, *args)
+    assert len(plain) == 1 and "flags = 0 : i32" in plain[0]
+    assert [line for line in _custom_calls(flagged) if "flags = 1 : i32" in line]
+    x, sizes = _spec((M, K), jnp.float32), _spec((len(SIZES),), jnp.int32)
+    quantize = lambda x_, s: ggj.grouped_quantize(x_, s, rowwise="mxfp8_e4m3")  # noqa: E731
+    assert "flags = 0 : i32" in _custom_calls(_instructions(quantize, x, sizes))[0]
 
 
 # ---- device flags ------------------------------------------------------------------

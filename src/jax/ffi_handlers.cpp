@@ -13,11 +13,14 @@
 // handler allocates nothing, and under a command buffer (CUDA graph) their
 // addresses are XLA's to update. The CUDA handlers run on XLA's stream
 // (PlatformStream<cudaStream_t>), never synchronize, and are registered
-// command-buffer compatible; before the library runs, one small launch
-// zeroes the workspace (its first word then holds this call's GG_DEVICE_*
-// flags, which the Python side returns as an array; the quantizer's
-// accumulators behind it must start at zero) and the ragged-M rows past the
-// last group, which jax.lax.ragged_dot defines as zeros (prepare.cu). The
+// command-buffer compatible. Before the library runs, one small launch
+// zeroes the ragged-M rows past the last group, which jax.lax.ragged_dot
+// defines as zeros, and what of the workspace must start at zero
+// (prepare.cu): the quantizer's accumulators, and the flags word when the
+// caller reads this call's GG_DEVICE_* flags (attribute `flags`; the
+// *_with_flags functions). A GEMM's own scratch is written by the launch
+// that reads it, and flags nobody reads may hold anything, so a ragged-K
+// product without flags launches nothing but the library's kernels. The
 // CPU handlers run the library's reference on host buffers, by the same
 // rules.
 //
@@ -141,11 +144,12 @@ ffi::Error describe_ragged_k(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer 
 
 // Grouped quantize's attributes: each output's format as the C codes
 // (gg_dtype, gg_block_scaling, gg_scale_extent; dtype -1: not asked for),
-// and whether the per-group amax is asked for.
+// whether the per-group amax is asked for, and whether the flags are read.
 struct QuantizeOptions {
   int32_t rowwise_dtype, rowwise_block_scaling, rowwise_scale_extent;
   int32_t columnwise_dtype, columnwise_block_scaling, columnwise_scale_extent;
   int32_t amax;
+  int32_t flags;
 };
 
 // One quantized output's buffers; those its format has no use for are
@@ -263,16 +267,28 @@ gg_status run_library(const gg_quantize_desc& desc, void* workspace, size_t byte
 }
 
 // GPU paths want their workspace on 256 bytes; XLA aligns its buffers to
-// less, so the Python side asks for this much more and the handler starts
-// the library's workspace at the first aligned byte.
+// less (128 bytes), so the Python side asks for this much more and the
+// handler starts the library's workspace at the first aligned byte.
 constexpr uintptr_t kWorkspaceAlignment = 256;
 
-// Zeroes the workspace and the descriptor's tail, then runs it, all on
-// `stream`. The flags word the library leaves at the start of its (aligned)
-// workspace is copied to the buffer's first word, where the Python side
-// reads it.
+// Bytes at the start of the library's workspace that must be zero before it
+// runs: the quantizer's flags and accumulators, all of its workspace; a
+// GEMM's flags word when they are read, else none.
+size_t bytes_to_clear(const gg_gemm_desc&, size_t, bool flags) {
+  return flags ? sizeof(uint32_t) : 0;
+}
+
+size_t bytes_to_clear(const gg_quantize_desc&, size_t workspace_bytes, bool) {
+  return workspace_bytes;
+}
+
+// Zeroes what bytes_to_clear names and the descriptor's tail (one launch,
+// none when there is neither), then runs it, all on `stream`. When the
+// flags are read, the flags word the library leaves at the start of its
+// aligned workspace is copied to the buffer's first word, where the Python
+// side reads it.
 template <typename Desc>
-ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, cudaStream_t stream) {
+ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, bool flags, cudaStream_t stream) {
   const Tail tail = tail_of(desc);
   char* base = static_cast<char*>(workspace.untyped_data());
   const uintptr_t address = reinterpret_cast<uintptr_t>(base);
@@ -282,21 +298,28 @@ ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, cudaStream_t str
   if (workspace.size_bytes() < skip + sizeof(uint32_t)) {
     return invalid("the workspace result is too small to align");
   }
-  const int index_bytes = tail.sizes.type == GG_INDEX_INT64 ? 8 : 4;
-  ffi::Error e = cuda_error(
-      gg_jax::launch_prepare(tail.sizes.sizes, index_bytes, tail.groups, tail.data, tail.rows,
-                             tail.row_bytes, base, workspace.size_bytes(), stream),
-      "zeroing the workspace and the rows past the last group");
-  if (e.failure()) return e;
-  e = status_error(run_library(desc, base + skip, workspace.size_bytes() - skip,
-                               reinterpret_cast<gg_stream_t>(stream)));
-  if (e.failure() || skip == 0) return e;
+  char* library_workspace = base + skip;
+  const size_t library_bytes = workspace.size_bytes() - skip;
+  const size_t clear = bytes_to_clear(desc, library_bytes, flags);
+  if (tail.data != nullptr || clear != 0) {
+    const int index_bytes = tail.sizes.type == GG_INDEX_INT64 ? 8 : 4;
+    ffi::Error e = cuda_error(
+        gg_jax::launch_prepare(tail.sizes.sizes, index_bytes, tail.groups, tail.data, tail.rows,
+                               tail.row_bytes, library_workspace, clear, stream),
+        "zeroing the workspace and the rows past the last group");
+    if (e.failure()) return e;
+  }
+  ffi::Error e = status_error(run_library(desc, library_workspace, library_bytes,
+                                          reinterpret_cast<gg_stream_t>(stream)));
+  if (e.failure() || !flags || skip == 0) return e;
   return cuda_error(
-      cudaMemcpyAsync(base, base + skip, sizeof(uint32_t), cudaMemcpyDeviceToDevice, stream),
+      cudaMemcpyAsync(base, library_workspace, sizeof(uint32_t), cudaMemcpyDeviceToDevice, stream),
       "copying the device flags");
 }
 
-// The host twin of run_cuda, on the reference path.
+// The host twin of run_cuda, on the reference path. The whole workspace is
+// cleared and the flags are always left at its start (a host memset costs
+// nothing worth saving), so the `flags` attribute changes nothing here.
 template <typename Desc>
 ffi::Error run_cpu(const Desc& desc, ffi::AnyBuffer workspace) {
   const Tail tail = tail_of(desc);
@@ -320,17 +343,17 @@ ffi::Error run_cpu(const Desc& desc, ffi::AnyBuffer workspace) {
 ffi::Error ragged_m_cuda(cudaStream_t stream, ffi::AnyBuffer lhs, ffi::AnyBuffer rhs,
                          ffi::AnyBuffer group_sizes, ffi::AnyBuffer bias,
                          ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> workspace,
-                         int32_t rhs_layout, int32_t has_bias, float alpha) {
+                         int32_t rhs_layout, int32_t has_bias, float alpha, int32_t flags) {
   gg_gemm_desc desc;
   ffi::Error e = describe_ragged_m(lhs, rhs, group_sizes, bias, *out, rhs_layout, has_bias, alpha,
                                    GG_PATH_AUTO, &desc);
-  return e.failure() ? e : run_cuda(desc, *workspace, stream);
+  return e.failure() ? e : run_cuda(desc, *workspace, flags != 0, stream);
 }
 
 ffi::Error ragged_m_cpu(ffi::AnyBuffer lhs, ffi::AnyBuffer rhs, ffi::AnyBuffer group_sizes,
                         ffi::AnyBuffer bias, ffi::Result<ffi::AnyBuffer> out,
                         ffi::Result<ffi::AnyBuffer> workspace, int32_t rhs_layout,
-                        int32_t has_bias, float alpha) {
+                        int32_t has_bias, float alpha, int32_t /*flags*/) {
   gg_gemm_desc desc;
   ffi::Error e = describe_ragged_m(lhs, rhs, group_sizes, bias, *out, rhs_layout, has_bias, alpha,
                                    GG_PATH_REFERENCE, &desc);
@@ -339,15 +362,15 @@ ffi::Error ragged_m_cpu(ffi::AnyBuffer lhs, ffi::AnyBuffer rhs, ffi::AnyBuffer g
 
 ffi::Error ragged_k_cuda(cudaStream_t stream, ffi::AnyBuffer a, ffi::AnyBuffer b,
                          ffi::AnyBuffer group_sizes, ffi::Result<ffi::AnyBuffer> out,
-                         ffi::Result<ffi::AnyBuffer> workspace, float alpha) {
+                         ffi::Result<ffi::AnyBuffer> workspace, float alpha, int32_t flags) {
   gg_gemm_desc desc;
   ffi::Error e = describe_ragged_k(a, b, group_sizes, *out, alpha, GG_PATH_AUTO, &desc);
-  return e.failure() ? e : run_cuda(desc, *workspace, stream);
+  return e.failure() ? e : run_cuda(desc, *workspace, flags != 0, stream);
 }
 
 ffi::Error ragged_k_cpu(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer group_sizes,
                         ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> workspace,
-                        float alpha) {
+                        float alpha, int32_t /*flags*/) {
   gg_gemm_desc desc;
   ffi::Error e = describe_ragged_k(a, b, group_sizes, *out, alpha, GG_PATH_REFERENCE, &desc);
   return e.failure() ? e : run_cpu(desc, *workspace);
@@ -367,7 +390,7 @@ ffi::Error quantize_cuda(cudaStream_t stream, ffi::AnyBuffer x, ffi::AnyBuffer g
       x, group_sizes, {*rowwise_data, *rowwise_block_scales, *rowwise_scale},
       {*columnwise_data, *columnwise_block_scales, *columnwise_scale}, *amax, options,
       GG_PATH_AUTO, &desc);
-  return e.failure() ? e : run_cuda(desc, *workspace, stream);
+  return e.failure() ? e : run_cuda(desc, *workspace, options.flags != 0, stream);
 }
 
 ffi::Error quantize_cpu(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
@@ -396,7 +419,8 @@ XLA_FFI_REGISTER_STRUCT_ATTR_DECODING(QuantizeOptions,
                                       ffi::StructMember<int32_t>("columnwise_dtype"),
                                       ffi::StructMember<int32_t>("columnwise_block_scaling"),
                                       ffi::StructMember<int32_t>("columnwise_scale_extent"),
-                                      ffi::StructMember<int32_t>("amax"));
+                                      ffi::StructMember<int32_t>("amax"),
+                                      ffi::StructMember<int32_t>("flags"));
 
 // ---- exported handlers -------------------------------------------------------
 
@@ -411,7 +435,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_m_cuda, ragged_m_cuda,
                                   .Ret<ffi::AnyBuffer>()  // workspace
                                   .Attr<int32_t>("rhs_layout")
                                   .Attr<int32_t>("has_bias")
-                                  .Attr<float>("alpha"),
+                                  .Attr<float>("alpha")
+                                  .Attr<int32_t>("flags"),  // the flags are read
                               {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_m_cpu, ragged_m_cpu,
@@ -424,7 +449,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_m_cpu, ragged_m_cpu,
                                   .Ret<ffi::AnyBuffer>()
                                   .Attr<int32_t>("rhs_layout")
                                   .Attr<int32_t>("has_bias")
-                                  .Attr<float>("alpha"));
+                                  .Attr<float>("alpha")
+                                  .Attr<int32_t>("flags"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cuda, ragged_k_cuda,
                               ffi::Ffi::Bind()
@@ -434,7 +460,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cuda, ragged_k_cuda,
                                   .Arg<ffi::AnyBuffer>()  // group_sizes
                                   .Ret<ffi::AnyBuffer>()  // out
                                   .Ret<ffi::AnyBuffer>()  // workspace
-                                  .Attr<float>("alpha"),
+                                  .Attr<float>("alpha")
+                                  .Attr<int32_t>("flags"),  // the flags are read
                               {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cpu, ragged_k_cpu,
@@ -444,7 +471,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cpu, ragged_k_cpu,
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
-                                  .Attr<float>("alpha"));
+                                  .Attr<float>("alpha")
+                                  .Attr<int32_t>("flags"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_quantize_cuda, quantize_cuda,
                               ffi::Ffi::Bind()

@@ -1,6 +1,6 @@
-// Zeroes a ragged-M output's rows past the last group, and the workspace
-// (the flags; the quantizer's accumulators), in one small launch before the
-// library runs.
+// Zeroes a ragged-M output's rows past the last group, and the start of the
+// workspace that must begin at zero (the flags word when it is read; the
+// quantizer's accumulators), in one small launch before the library runs.
 //
 // jax.lax.ragged_dot defines rows past sum(group_sizes) as zeros, while the
 // library never writes them (its ragged tensors have a capacity, and rows

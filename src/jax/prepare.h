@@ -1,7 +1,8 @@
 // The one piece of device code the JAX handlers own: before the library
-// runs, zero the XLA-allocated workspace (its device flags, the quantizer's
-// accumulators) and the rows of a ragged-M output that lie past the last
-// group. See prepare.cu.
+// runs, zero the start of the XLA-allocated workspace that must begin at
+// zero (the device flags when they are read, the quantizer's accumulators)
+// and the rows of a ragged-M output that lie past the last group. See
+// prepare.cu.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -89,7 +89,8 @@ def _ragged_dot(lhs, rhs, group_sizes, precision, preferred_element_type, group_
     out_dtype = _ops.out_dtype_of(lhs.dtype, preferred_element_type)
     if differentiable:
         return _ops.ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, float(alpha))
-    return _ops.ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, float(alpha))
+    return _ops.ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, float(alpha),
+                              flags=True)
 
 
 def ragged_dot_k(a, b, group_sizes, *, preferred_element_type=None, alpha: float = 1.0):
@@ -134,8 +135,9 @@ def grouped_quantize(x, group_sizes=None, *, rowwise=None, columnwise=None,
     sizes that are negative or sum past M are clamped, as in ragged_dot;
     grouped_quantize_with_flags reports them.
     """
-    return grouped_quantize_with_flags(x, group_sizes, rowwise=rowwise, columnwise=columnwise,
-                                       amax=amax)[0]
+    _ops.check_quantize(x, group_sizes, rowwise, columnwise, amax)
+    arrays, _ = _ops.quantize_call(x, group_sizes, rowwise, columnwise, amax)
+    return core.quantized(rowwise, columnwise, amax, arrays)
 
 
 def grouped_quantize_with_flags(x, group_sizes=None, *, rowwise=None, columnwise=None,
@@ -144,7 +146,7 @@ def grouped_quantize_with_flags(x, group_sizes=None, *, rowwise=None, columnwise
     array holding the GG_DEVICE_* bits of this call; check(flags) turns the
     bits into a DeviceFlag."""
     _ops.check_quantize(x, group_sizes, rowwise, columnwise, amax)
-    arrays, flags = _ops.quantize_call(x, group_sizes, rowwise, columnwise, amax)
+    arrays, flags = _ops.quantize_call(x, group_sizes, rowwise, columnwise, amax, flags=True)
     return core.quantized(rowwise, columnwise, amax, arrays), flags
 
 

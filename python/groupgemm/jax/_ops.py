@@ -6,14 +6,17 @@ checks, and the products' VJPs.
       last group are zeros (jax.lax.ragged_dot's definition).
   ragged_k(a, b, group_sizes, out_dtype, alpha)
       out[g] = alpha * a[g rows]^T @ b[g rows]; an empty group gives zeros.
-  quantize_call(x, group_sizes, rowwise, columnwise, amax)
+  quantize_call(x, group_sizes, rowwise, columnwise, amax, flags)
       grouped quantize: the seven arrays of core.quantized, not differentiable.
 
-Each custom call's results are allocated by XLA, its workspace last. The
-workspace's first word comes back as `flags`, a uint32 scalar array holding
-the GG_DEVICE_* bits of this call (group sizes that were negative or summed
-past M, which the kernels clamp by the library's rule: a negative size
-counts as 0, the groups are cut at M).
+Each custom call's results are allocated by XLA, its workspace last. With
+flags=True, the workspace's first word comes back as `flags`, a uint32
+scalar array holding the GG_DEVICE_* bits of this call (group sizes that
+were negative or summed past M, which the kernels clamp by the library's
+rule: a negative size counts as 0, the groups are cut at M). Without, the
+handlers neither clear nor copy that word (None comes back): a GEMM then
+launches nothing before the library's kernels but the clearing of a
+ragged-M output's rows past the last group.
 
 Gradients are our own products, as in the torch front end:
   ragged-M  dlhs = ragged-M of the cotangent with rhs read in the other
@@ -202,15 +205,19 @@ def _workspace_for(key) -> int:
     return nbytes
 
 
-def _flags(workspace):
+def _flags(workspace, flags: bool):
+    if not flags:
+        return None
     return jax.lax.bitcast_convert_type(workspace[:4], jnp.uint32)
 
 
 # ---- the custom calls -------------------------------------------------------------
 
 
-def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha: float):
-    """(out, flags) of one ragged-M custom call; the arguments are checked."""
+def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha: float,
+                  flags: bool = False):
+    """(out, flags) of one ragged-M custom call, flags None unless asked
+    for; the arguments are checked."""
     _ffi.library()
     rows = lhs.shape[0]
     cols = rhs.shape[2] if rhs_layout == "kn" else rhs.shape[1]
@@ -227,19 +234,21 @@ def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha
         rhs_layout=np.int32(Layout.N if rhs_layout == "kn" else Layout.T),
         has_bias=np.int32(bias is not None),
         alpha=np.float32(alpha),
+        flags=np.int32(flags),
     )
-    return result, _flags(ws)
+    return result, _flags(ws, flags)
 
 
-def ragged_k_call(a, b, group_sizes, out_dtype, alpha: float):
-    """(out, flags) of one ragged-K custom call; the arguments are checked."""
+def ragged_k_call(a, b, group_sizes, out_dtype, alpha: float, flags: bool = False):
+    """(out, flags) of one ragged-K custom call, flags None unless asked
+    for; the arguments are checked."""
     _ffi.library()
     out = _struct((group_sizes.shape[0], a.shape[1], b.shape[1]), out_dtype)
     key = ("ragged_k", _Spec(a), _Spec(b), _Spec(group_sizes), _Spec(out))
     workspace = _struct((_workspace_for(key),), np.uint8)
     call = jax.ffi.ffi_call("groupgemm_ragged_k", (out, workspace))
-    result, ws = call(a, b, group_sizes, alpha=np.float32(alpha))
-    return result, _flags(ws)
+    result, ws = call(a, b, group_sizes, alpha=np.float32(alpha), flags=np.int32(flags))
+    return result, _flags(ws, flags)
 
 
 def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str) -> Tuple[int, int]:
@@ -304,14 +313,14 @@ def check_quantize(x, group_sizes, rowwise, columnwise, amax: bool) -> None:
     core.check_quantize_request(rowwise, columnwise, amax, stacked)
 
 
-def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool):
+def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool = False):
     """(arrays, flags) of one quantize custom call, `arrays` the seven of
-    core.quantized (empty placeholders where not asked for); the arguments
-    are checked."""
+    core.quantized (empty placeholders where not asked for), flags None
+    unless asked for; the arguments are checked."""
     _ffi.library()
     groups = x.shape[0] if group_sizes is None else group_sizes.shape[0]
     empty = _struct((0,), np.uint8)
-    results, options = [], {"amax": np.int32(amax)}
+    results, options = [], {"amax": np.int32(amax), "flags": np.int32(flags)}
     for side, fmt in (("rowwise", rowwise), ("columnwise", columnwise)):
         if fmt is None:
             results += [empty] * 3
@@ -334,7 +343,7 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool):
     # Stacked input has no sizes: an empty placeholder the handlers ignore.
     sizes = jnp.zeros((0,), jnp.int32) if group_sizes is None else group_sizes
     *arrays, workspace = call(x, sizes, **options)
-    return arrays, _flags(workspace)
+    return arrays, _flags(workspace, flags)
 
 
 # ---- ragged-M with its VJP -------------------------------------------------------
