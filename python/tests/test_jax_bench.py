@@ -8,6 +8,7 @@ on a GPU machine."""
 
 import json
 import os
+import statistics
 
 import pytest
 
@@ -150,3 +151,49 @@ def test_leaving_a_method_deletes_its_arrays(on_cpu):
     assert not case.w.is_deleted()
     case.free()
     assert case.w.is_deleted()
+
+
+def test_the_groupgemm_methods_alternate_with_one_inner(on_cpu, monkeypatch):
+    """FFI, C API, C API, FFI, ... one rep per block, the same calls per rep
+    for both; jax.lax.ragged_dot after them, with its own."""
+    blocks, reps = [], []
+    prepared, run_rep = bench.prepared, bench.run_rep
+
+    def logged_prepared(case, method, pass_name):
+        blocks.append(method)
+        return prepared(case, method, pass_name)
+
+    def logged_rep(run, wait, inner):
+        reps.append((blocks[-1], inner))
+        return run_rep(run, wait, inner)
+
+    inners = iter([3, 5])  # the pair's, then the peer's
+    monkeypatch.setattr(bench, "prepared", logged_prepared)
+    monkeypatch.setattr(bench, "run_rep", logged_rep)
+    monkeypatch.setattr(bench, "calls_per_rep", lambda run, wait: next(inners))
+    case = bench.Case(TINY, 16, "uniform", 0)
+    args = bench.parse_args(["--warmup", "0", "--reps", "4", "--passes", "fwd"])
+    (record,) = bench.case_records(case, args, RATES)
+    ffi, c_api, peer = bench.FFI, bench.C_API, bench.PEER
+    assert blocks == [ffi, c_api, c_api, ffi, ffi, c_api, c_api, ffi, peer]
+    assert reps == [(m, 3) for m in blocks[:-1]] + [(peer, 5)] * 4
+    assert [len(record["samples_ms"][m]) for m in (ffi, c_api)] == [4, 4]
+    assert record["ms"][ffi] == statistics.median(record["samples_ms"][ffi])
+
+
+def test_a_rep_holds_one_call_of_outputs(on_cpu):
+    """Timing releases a call's outputs before the next call, so the FFI's
+    fwd+bwd holds what the C API holds: one y, dx and dw."""
+    case = bench.Case(TINY, 16, "uniform", 0)
+    with bench.prepared(case, bench.FFI, "fwd+bwd") as (run, wait):
+        one_call = sum(a.nbytes for a in jax.tree_util.tree_leaves(wait(run())))
+        before = sum(a.nbytes for a in jax.live_arrays())
+        peak = []
+
+        def probed():
+            outputs = run()
+            peak.append(sum(a.nbytes for a in jax.live_arrays()) - before)
+            return outputs
+
+        bench.run_rep(probed, wait, 4)
+    assert peak == [one_call] * 4

@@ -8,8 +8,9 @@ same GPU and the same input arrays:
 
   groupgemm           groupgemm.jax.ragged_dot(x, w, sizes, rhs_layout="nk"),
                       jitted: the FFI custom call. On XLA's stream, one small
-                      launch zeroes the XLA-allocated workspace and any rows
-                      past the last group, then gg_grouped_gemm runs.
+                      launch zeroes any rows past the last group (ragged_dot
+                      defines them as zeros), then gg_grouped_gemm runs; for
+                      dgrad the same, for wgrad gg_grouped_gemm alone.
   groupgemm C API     gg_grouped_gemm called directly through the ctypes
                       binding (groupgemm.core builds the descriptor) on the
                       device addresses of the same JAX arrays, writing into
@@ -30,17 +31,30 @@ w[g] (w read as [G, K, N] in place) and wgrad dw[g] = dy[g rows]^T @ x[g rows]
 (ragged-K). "FFI / C API" = groupgemm time / groupgemm C API time: what XLA's
 dispatch and the zeroing launch add to the bare launches (1.00: nothing).
 
-Time: each rep runs a method `inner` times back to back, then waits
+Time: a rep runs a method `inner` times back to back, then waits
 (block_until_ready for the jitted methods, whose dispatch is asynchronous;
-cudaDeviceSynchronize for the C API, whose launches are); the figure is the
-median over --reps reps of the time per call, after --warmup calls. `inner`
-makes a rep about 10 ms, at most 20 calls, so host dispatch is hidden once a
-call takes longer than dispatching it.
+cudaDeviceSynchronize for the C API, whose launches are); its time / inner
+is one sample, and a method's figure is the median of --reps samples. A rep
+lasts about 25 ms (at most 200 calls), so what it pays once (the first
+dispatch reaching an idle GPU, the wait's wake-up, which differ between the
+methods) is a small share of a sample. Before its reps a method runs
+--warmup calls (the first compiles) and then, when --warmup > 0, keeps
+running reps for 50 ms, so that the GPU's clocks have left the idle state
+of a compilation. The two groupgemm methods are timed in alternating
+blocks, one rep each, with the same `inner` (FFI, C API, C API, FFI, FFI,
+...): drift of the clocks or temperature over a pass falls on both alike,
+not on whichever ran first. jax.lax.ragged_dot is timed after them, the
+same way, with its own `inner`.
 
 Memory: a case holds x, w, dy and the sizes; each method's own arrays (the
 transposed w, the C API's outputs and workspace) and its outputs exist only
-while that method is checked or timed. A method that fails (out of memory, as
-the default lowering may for the backward of large presets) shows n/a and the
+while one block of that method runs, so the two groupgemm methods never
+hold their outputs at the same time. Within a rep, a jitted call's outputs
+are released before the next call is dispatched: the FFI holds one set of
+outputs, like the C API, which writes the same arrays every call (holding
+the previous call's outputs through the next call put a second 20 GiB dw
+beside w on Llama-4 Maverick). A method that fails (out of memory, as the
+default lowering may for the backward of large presets) shows n/a and the
 others still run.
 
 Checks, before timing: groupgemm's forward against jax.lax.ragged_dot's
@@ -55,8 +69,9 @@ dense bf16 rate of an 8192^3 jnp.dot, bytes / the bandwidth of a large
 elementwise copy), both measured in this run; bytes count each input and
 output once, weights of non-empty groups only. Output: the same table as
 python -m groupgemm.bench, plus the FFI / C API column; --json writes every
-figure ("ffi_over_c_api" per record). With JAX on the CPU (the tests), both
-groupgemm methods run the library's reference path.
+figure ("ffi_over_c_api" per record, and each method's samples). With JAX
+on the CPU (the tests), both groupgemm methods run the library's reference
+path.
 """
 
 import argparse
@@ -82,7 +97,9 @@ FFI, C_API, PEER = METHODS = ("groupgemm", "groupgemm C API", "jax.lax.ragged_do
 # denominator is faster.
 RATIOS = (("%s / ours" % PEER, PEER, FFI), ("FFI / C API", FFI, C_API))
 PASSES = ("fwd", "fwd+bwd")
-_TARGET_REP_SECONDS = 0.01  # inner calls per rep: about this long, at most 20
+_TARGET_REP_SECONDS = 0.025  # a rep's calls: about this long...
+_MAX_CALLS_PER_REP = 200  # ...and at most this many
+_WARMUP_SECONDS = 0.05  # reps run untimed this long after the warm-up calls
 _WORKSPACE_ALIGNMENT = 256  # what GPU paths demand of a workspace, as the FFI handlers align it
 _TOLERANCE = 1e-2  # relative norm against a reference
 
@@ -101,6 +118,9 @@ class Case:
         self.dy = jax.random.normal(keys[2], (m, n), jnp.bfloat16)
         self.sizes = jnp.asarray(self.host_sizes, jnp.int32)
         self.device = next(iter(self.x.devices()))
+        # (method, pass) -> the jitted function: compiled once, whatever
+        # the number of blocks that method is timed in.
+        self.jitted: Dict[Tuple[str, str], Callable] = {}
 
     @property
     def rows(self) -> int:
@@ -109,6 +129,7 @@ class Case:
     def free(self) -> None:
         for array in (self.x, self.w, self.dy, self.sizes):
             array.delete()
+        self.jitted.clear()
 
 
 def _weights(key, groups: int, n: int, k: int):
@@ -137,15 +158,18 @@ def _jitted(case: Case, method: str, pass_name: str, held: List) -> Callable[[],
         w = jnp.swapaxes(case.w, 1, 2)  # [G, K, N], as jax.lax.ragged_dot expects
         held.append(w)
         product = jax.lax.ragged_dot
+    fn = case.jitted.get((method, pass_name))
     if pass_name == "fwd":
-        fn = jax.jit(product)
+        fn = fn or jax.jit(product)
+        case.jitted[method, pass_name] = fn
         return lambda: fn(case.x, w, case.sizes)
 
     def forward_backward(x, w_, s, dy):
         y, vjp = jax.vjp(lambda x_, w__: product(x_, w__, s), x, w_)
         return y, vjp(dy)
 
-    fn = jax.jit(forward_backward)
+    fn = fn or jax.jit(forward_backward)
+    case.jitted[method, pass_name] = fn
     return lambda: fn(case.x, w, case.sizes, case.dy)
 
 
@@ -257,24 +281,45 @@ def prepared(case: Case, method: str, pass_name: str) -> Iterator[Tuple[Callable
 # ---- timing ------------------------------------------------------------------------
 
 
-def time_ms(run: Callable[[], object], warmup: int, reps: int,
-            wait: Callable[[object], object] = jax.block_until_ready) -> float:
-    """Median ms per call over `reps` reps, each running `run` `inner` times
-    back to back and then waiting on the last call's outputs."""
+def run_rep(run: Callable[[], object], wait: Callable[[object], object], inner: int) -> float:
+    """Seconds per call of `inner` calls back to back, the last one waited
+    for. Each call's outputs are released before the next call is made, so
+    a jitted method holds one set of outputs at a time, as the C API does."""
+    start = time.perf_counter()
+    out = None
+    for _ in range(inner):
+        out = None
+        out = run()
+    wait(out)
+    return (time.perf_counter() - start) / inner
+
+
+def calls_per_rep(run: Callable[[], object], wait: Callable[[object], object]) -> int:
+    """Calls that make a rep about _TARGET_REP_SECONDS long, from one call."""
+    once = run_rep(run, wait, 1)
+    return int(max(1, min(_MAX_CALLS_PER_REP, _TARGET_REP_SECONDS / max(once, 1e-6))))
+
+
+def warm_up(run: Callable[[], object], wait: Callable[[object], object], warmup: int,
+            inner: Optional[int] = None) -> int:
+    """Runs `warmup` calls, each waited for (the first compiles); sets
+    `inner` from one more call when it is not given; then, when warmup > 0,
+    runs reps of `inner` calls for _WARMUP_SECONDS. Returns `inner`."""
     for _ in range(warmup):
         wait(run())
+    if inner is None:
+        inner = calls_per_rep(run, wait)
     start = time.perf_counter()
-    wait(run())
-    once = time.perf_counter() - start
-    inner = int(max(1, min(20, _TARGET_REP_SECONDS / max(once, 1e-6))))
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        for _ in range(inner):
-            out = run()
-        wait(out)
-        times.append((time.perf_counter() - start) / inner)
-    return 1e3 * statistics.median(times)
+    while warmup > 0 and time.perf_counter() - start < _WARMUP_SECONDS:
+        run_rep(run, wait, inner)
+    return inner
+
+
+def time_ms(run: Callable[[], object], warmup: int, reps: int,
+            wait: Callable[[object], object] = jax.block_until_ready) -> float:
+    """Median ms per call over `reps` reps of one method, after warm_up."""
+    inner = warm_up(run, wait, warmup)
+    return 1e3 * statistics.median(run_rep(run, wait, inner) for _ in range(reps))
 
 
 def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
@@ -379,18 +424,52 @@ def measure(case: Case, pass_name: str, method: str, args,
         return None, None
 
 
+def block_order(reps: int) -> List[str]:
+    """The two groupgemm methods' blocks, one rep each: FFI, C API, C API,
+    FFI, FFI, ... (each pair of rounds is balanced: neither method always
+    runs first or second)."""
+    order = []
+    for round_index in range(reps):
+        order += [FFI, C_API] if round_index % 2 == 0 else [C_API, FFI]
+    return order
+
+
+def measure_groupgemm(case: Case, pass_name: str, args) -> Tuple[Dict, Dict]:
+    """({method: the samples in ms, or None}, {method: checksum or None})
+    for the FFI and the C API, timed in alternating blocks (block_order),
+    each block a fresh `prepared` of its method, warmed up, then one rep of
+    the same `inner` calls for both methods (set by the FFI's first block)."""
+    samples = {FFI: [], C_API: []}
+    checksums = {FFI: None, C_API: None}
+    inner = None
+    for method in block_order(args.reps):
+        if samples[method] is None:  # failed in an earlier block
+            continue
+        try:
+            with prepared(case, method, pass_name) as (run, wait):
+                inner = warm_up(run, wait, args.warmup, inner)
+                samples[method].append(1e3 * run_rep(run, wait, inner))
+                if len(samples[method]) == args.reps:
+                    outputs = jax.tree_util.tree_leaves(wait(run()))
+                    checksums[method] = int(_checksum(outputs))
+        except Exception as e:  # noqa: BLE001 (XlaRuntimeError: out of memory and the like)
+            print("  %s %s: %s" % (method, pass_name, _first_line(e)), file=sys.stderr)
+            samples[method] = None
+    return samples, checksums
+
+
 def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
     records = []
     for pass_name in _split(args.passes):
         used = sum(1 for s in case.host_sizes if s)
         floor = _bench_report.floor_ms(case.rows, used, case.preset.n, case.preset.k, pass_name,
                                        rates)
-        ms, checksums = {}, {}
-        for method in METHODS:
-            ms[method], checksums[method] = measure(case, pass_name, method, args,
-                                                    checksum=method in (FFI, C_API))
+        samples, checksums = measure_groupgemm(case, pass_name, args)
         if None not in (checksums[FFI], checksums[C_API]) and checksums[FFI] != checksums[C_API]:
             raise CheckFailed("%s: the C API's outputs differ from the FFI's" % pass_name)
+        ms = {m: None if samples[m] is None else statistics.median(samples[m])
+              for m in (FFI, C_API)}
+        ms[PEER], _ = measure(case, pass_name, PEER, args)
         records.append({
             "preset": case.preset.name,
             "tokens": case.tokens,
@@ -404,6 +483,7 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
             "empty_groups": case.host_sizes.count(0),
             "floor_ms": floor,
             "ms": ms,
+            "samples_ms": samples,
             "efficiency": {m: None if t is None else floor / t for m, t in ms.items()},
             "ffi_over_c_api": _bench_report.ratio(ms, FFI, C_API),
         })
