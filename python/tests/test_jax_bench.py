@@ -187,12 +187,12 @@ def test_a_rep_holds_one_call_of_outputs(on_cpu):
     case = bench.Case(TINY, 16, "uniform", 0)
     with bench.prepared(case, bench.FFI, "fwd+bwd") as (run, wait):
         one_call = sum(a.nbytes for a in jax.tree_util.tree_leaves(wait(run())))
-        before = sum(a.nbytes for a in jax.live_arrays())
+        before = sum(a.nbytes for a in jax.live_arrays("cpu"))
         peak = []
 
         def probed():
             outputs = run()
-            peak.append(sum(a.nbytes for a in jax.live_arrays()) - before)
+            peak.append(sum(a.nbytes for a in jax.live_arrays("cpu")) - before)
             return outputs
 
         bench.run_rep(probed, wait, 4)
