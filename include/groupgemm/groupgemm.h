@@ -156,7 +156,16 @@ typedef struct gg_gemm_desc {
   gg_scalar alpha;
   gg_scalar beta;
   gg_path path;
+  uint32_t flags;     /* GG_GEMM_* options; 0 for none */
 } gg_gemm_desc;
+
+/* gg_gemm_desc.flags.
+ * GG_GEMM_ZERO_UNUSED_ROWS (ragged-M, group_sizes.offsets NULL): the same
+ *   launch also writes zeros to the output rows past the last group,
+ *   [min(M, sum(sizes)), M), which are otherwise never written. This is
+ *   jax.lax.ragged_dot's definition of those rows, and what an input
+ *   gradient needs, without clearing the whole output first. */
+#define GG_GEMM_ZERO_UNUSED_ROWS 1u
 
 /* Grouped quantize: input [M, K] ragged (group_sizes set) or [G, N, K]
  * stacked (group_sizes.sizes NULL). Each requested output (data not NULL)

@@ -94,6 +94,12 @@ class TensorFlag(enum.IntFlag):
     POINTER_ARRAY = 1
 
 
+class GemmFlag(enum.IntFlag):
+    """gg_gemm_desc.flags."""
+
+    ZERO_UNUSED_ROWS = 1
+
+
 class DeviceFlag(enum.IntFlag):
     """Device-side problems reported by gg_check (falsy when there were none)."""
 
@@ -114,6 +120,7 @@ CONSTANT_FAMILIES = {
     "GG_PATH_": Path,
     "GG_TENSOR_": TensorFlag,
     "GG_DEVICE_": DeviceFlag,
+    "GG_GEMM_": GemmFlag,
 }
 
 # C enums are int-sized; struct fields and arguments of enum type use c_int.
@@ -164,6 +171,7 @@ class GemmDesc(ctypes.Structure):
         ("alpha", Scalar),
         ("beta", Scalar),
         ("path", _enum),
+        ("flags", c_uint32),
     ]
 
 

@@ -25,7 +25,17 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _capi
-from ._capi import BlockScaling, DeviceFlag, DType, IndexType, Layout, Op, Path, ScaleExtent
+from ._capi import (
+    BlockScaling,
+    DeviceFlag,
+    DType,
+    GemmFlag,
+    IndexType,
+    Layout,
+    Op,
+    Path,
+    ScaleExtent,
+)
 
 
 @dataclass(frozen=True)
@@ -285,11 +295,14 @@ def ragged_m(
     alpha: Scalar = 1.0,
     beta: Scalar = 0.0,
     path: Optional[Path] = None,
+    zero_unused_rows: bool = False,
 ) -> _capi.GemmDesc:
     """out[g rows] = alpha_g * x[g rows] @ op(w[g]) + beta_g * out[g rows] + bias[g].
 
     x [M, K]; w [G, N, K] (w_layout "nk", the nn.Linear layout: op is the
     transpose) or [G, K, N] ("kn"); out [M, N]; bias [G, N]; group_sizes [G].
+    zero_unused_rows: the same launch writes zeros to the rows of out past
+    the last group (otherwise never written).
     """
     check_ragged_m(x, w, out, group_sizes, w_layout=w_layout, bias=bias, alpha=alpha, beta=beta)
     desc = _capi.GemmDesc()
@@ -309,6 +322,7 @@ def ragged_m(
     _fill_scalar(desc.alpha, alpha)
     _fill_scalar(desc.beta, beta)
     desc.path = path_for(x.device) if path is None else path
+    desc.flags = GemmFlag.ZERO_UNUSED_ROWS if zero_unused_rows else 0
     return desc
 
 

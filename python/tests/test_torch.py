@@ -241,6 +241,9 @@ def test_opcheck(device):
     ops = torch.ops.groupgemm
     torch.library.opcheck(ops.grouped_mm.default, (x, w, group_sizes, "nk", None, bias, 1.0))
     torch.library.opcheck(ops.ragged_k_mm.default, (x, x, group_sizes, torch.float32, 1.0))
+    torch.library.opcheck(
+        ops.grouped_mm_zero_rest.default, (x.detach(), w.detach(), group_sizes, "nk", 1.0)
+    )
     out = torch.zeros(M, 24, dtype=torch.float32, device=device)
     torch.library.opcheck(
         ops.grouped_mm_out.default, (out, x.detach(), w.detach(), group_sizes, "nk", None, 1.0, 1.0)

@@ -161,6 +161,25 @@ gg_status check_scalar(const char* name, const gg_scalar& scalar) {
   return GG_STATUS_SUCCESS;
 }
 
+gg_status check_flags(const gg_gemm_desc& desc) {
+  if ((desc.flags & ~GG_GEMM_ZERO_UNUSED_ROWS) != 0) {
+    return fail(GG_STATUS_INVALID_ARGUMENT, "desc->flags has unknown bits (0x%x)",
+                desc.flags & ~GG_GEMM_ZERO_UNUSED_ROWS);
+  }
+  if ((desc.flags & GG_GEMM_ZERO_UNUSED_ROWS) == 0) return GG_STATUS_SUCCESS;
+  if (desc.op != GG_OP_RAGGED_M) {
+    return fail(GG_STATUS_INVALID_ARGUMENT,
+                "desc->flags: GG_GEMM_ZERO_UNUSED_ROWS is for ragged-M (a ragged-K output has "
+                "no rows past the groups)");
+  }
+  if (desc.group_sizes.offsets != nullptr) {
+    return fail(GG_STATUS_INVALID_ARGUMENT,
+                "desc->flags: GG_GEMM_ZERO_UNUSED_ROWS needs desc->group_sizes.offsets NULL "
+                "(with explicit offsets, groups need not end where the next begins)");
+  }
+  return GG_STATUS_SUCCESS;
+}
+
 gg_status check_tensor_alignment(const TensorRole& role, const gg_tensor& tensor, size_t alignment,
                                  const char* path) {
   if (!is_pointer_array(tensor) && reinterpret_cast<uintptr_t>(tensor.data) % alignment != 0) {
@@ -210,7 +229,8 @@ gg_status validate_gemm(const gg_gemm_desc* desc, gg_gemm_desc* normalized) {
                                             : check_ragged_k_shapes(d, roles));
   GG_RETURN_IF_ERROR(check_operand_pair(d));
   GG_RETURN_IF_ERROR(check_scalar("desc->alpha", d.alpha));
-  return check_scalar("desc->beta", d.beta);
+  GG_RETURN_IF_ERROR(check_scalar("desc->beta", d.beta));
+  return check_flags(d);
 }
 
 gg_status check_operand_alignment(const gg_gemm_desc& desc, size_t alignment, const char* path) {

@@ -13,15 +13,15 @@
 // handler allocates nothing, and under a command buffer (CUDA graph) their
 // addresses are XLA's to update. The CUDA handlers run on XLA's stream
 // (PlatformStream<cudaStream_t>), never synchronize, and are registered
-// command-buffer compatible. Before the library runs, one small launch
-// zeroes the ragged-M rows past the last group, which jax.lax.ragged_dot
-// defines as zeros, and what of the workspace must start at zero
-// (prepare.cu): the quantizer's accumulators, and the flags word when the
-// caller reads this call's GG_DEVICE_* flags (attribute `flags`; the
-// *_with_flags functions). A GEMM's own scratch is written by the launch
-// that reads it, and flags nobody reads may hold anything, so a ragged-K
-// product without flags launches nothing but the library's kernels. The
-// CPU handlers run the library's reference on host buffers, by the same
+// command-buffer compatible. The ragged-M rows past the last group, which
+// jax.lax.ragged_dot defines as zeros, are written by the GEMM launch itself
+// (GG_GEMM_ZERO_UNUSED_ROWS). Before the library runs, a memset clears what
+// of the workspace must start at zero: the quantizer's accumulators, and the
+// flags word when the caller reads this call's GG_DEVICE_* flags (attribute
+// `flags`; the *_with_flags functions). A GEMM's own scratch is written by
+// the launch that reads it, and flags nobody reads may hold anything, so a
+// product without flags launches the library's kernels and nothing else.
+// The CPU handlers run the library's reference on host buffers, by the same
 // rules.
 //
 // Shapes and dtypes are checked at trace time by the Python front end, and
@@ -33,7 +33,6 @@
 #include <string>
 
 #include "groupgemm/groupgemm.h"
-#include "jax/prepare.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -85,8 +84,6 @@ ffi::Error sizes_view(ffi::AnyBuffer sizes, Desc* desc) {
   return ffi::Error::Success();
 }
 
-size_t element_bytes(gg_dtype dtype) { return dtype == GG_DTYPE_FP32 ? 4 : 2; }
-
 ffi::Error status_error(gg_status status) {
   if (status == GG_STATUS_SUCCESS) return ffi::Error::Success();
   const std::string message = std::string("groupgemm: ") + gg_status_string(status) + ": " +
@@ -122,6 +119,7 @@ ffi::Error describe_ragged_m(ffi::AnyBuffer lhs, ffi::AnyBuffer rhs, ffi::AnyBuf
   desc->alpha.value = alpha;
   desc->beta.value = 0.0f;
   desc->path = path;
+  desc->flags = GG_GEMM_ZERO_UNUSED_ROWS;  // jax.lax.ragged_dot's rows past the groups
   return ffi::Error::Success();
 }
 
@@ -235,26 +233,6 @@ ffi::Error describe_quantize(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
 // never writes them). Empty (data null, no groups) for every other result:
 // the quantizer leaves what lies past the last group undefined, as the
 // torch front end does.
-struct Tail {
-  gg_group_sizes sizes{};
-  int32_t groups = 0;
-  void* data = nullptr;
-  int64_t rows = 0, row_bytes = 0;
-};
-
-Tail tail_of(const gg_gemm_desc& desc) {
-  Tail tail;
-  if (desc.op != GG_OP_RAGGED_M) return tail;
-  tail.sizes = desc.group_sizes;
-  tail.groups = desc.num_groups;
-  tail.data = desc.out.data;
-  tail.rows = desc.out.shape[0];
-  tail.row_bytes = desc.out.shape[1] * static_cast<int64_t>(element_bytes(desc.out.dtype));
-  return tail;
-}
-
-Tail tail_of(const gg_quantize_desc&) { return Tail{}; }
-
 // The library call of each descriptor.
 gg_status run_library(const gg_gemm_desc& desc, void* workspace, size_t bytes,
                       gg_stream_t stream) {
@@ -282,14 +260,12 @@ size_t bytes_to_clear(const gg_quantize_desc&, size_t workspace_bytes, bool) {
   return workspace_bytes;
 }
 
-// Zeroes what bytes_to_clear names and the descriptor's tail (one launch,
-// none when there is neither), then runs it, all on `stream`. When the
-// flags are read, the flags word the library leaves at the start of its
-// aligned workspace is copied to the buffer's first word, where the Python
-// side reads it.
+// Zeroes what bytes_to_clear names (a memset, none when nothing), then
+// runs the descriptor, all on `stream`. When the flags are read, the flags
+// word the library leaves at the start of its aligned workspace is copied to
+// the buffer's first word, where the Python side reads it.
 template <typename Desc>
 ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, bool flags, cudaStream_t stream) {
-  const Tail tail = tail_of(desc);
   char* base = static_cast<char*>(workspace.untyped_data());
   const uintptr_t address = reinterpret_cast<uintptr_t>(base);
   const size_t skip =
@@ -301,12 +277,9 @@ ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, bool flags, cuda
   char* library_workspace = base + skip;
   const size_t library_bytes = workspace.size_bytes() - skip;
   const size_t clear = bytes_to_clear(desc, library_bytes, flags);
-  if (tail.data != nullptr || clear != 0) {
-    const int index_bytes = tail.sizes.type == GG_INDEX_INT64 ? 8 : 4;
-    ffi::Error e = cuda_error(
-        gg_jax::launch_prepare(tail.sizes.sizes, index_bytes, tail.groups, tail.data, tail.rows,
-                               tail.row_bytes, library_workspace, clear, stream),
-        "zeroing the workspace and the rows past the last group");
+  if (clear != 0) {
+    ffi::Error e = cuda_error(cudaMemsetAsync(library_workspace, 0, clear, stream),
+                              "zeroing the workspace");
     if (e.failure()) return e;
   }
   ffi::Error e = status_error(run_library(desc, library_workspace, library_bytes,
@@ -322,20 +295,7 @@ ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, bool flags, cuda
 // nothing worth saving), so the `flags` attribute changes nothing here.
 template <typename Desc>
 ffi::Error run_cpu(const Desc& desc, ffi::AnyBuffer workspace) {
-  const Tail tail = tail_of(desc);
   std::memset(workspace.untyped_data(), 0, workspace.size_bytes());
-  if (tail.data != nullptr) {
-    int64_t sum = 0;
-    for (int32_t g = 0; g < tail.groups; ++g) {
-      const int64_t size = tail.sizes.type == GG_INDEX_INT64
-                               ? static_cast<const int64_t*>(tail.sizes.sizes)[g]
-                               : static_cast<const int32_t*>(tail.sizes.sizes)[g];
-      sum += size > 0 ? size : 0;
-    }
-    const int64_t start = sum < tail.rows ? sum : tail.rows;
-    std::memset(static_cast<char*>(tail.data) + start * tail.row_bytes, 0,
-                static_cast<size_t>((tail.rows - start) * tail.row_bytes));
-  }
   return status_error(
       run_library(desc, workspace.untyped_data(), workspace.size_bytes(), nullptr));
 }

@@ -129,6 +129,13 @@ void grouped_gemm(const gg_gemm_desc& desc, uint32_t* flags) {
       }
     }
   }
+  if (desc.flags & GG_GEMM_ZERO_UNUSED_ROWS) {
+    const GroupExtent& last = table.groups.back();
+    const MatrixView out = matrix_of(desc.out, 0);
+    for (int64_t r = last.start + last.size; r < out.rows; ++r) {
+      for (int64_t c = 0; c < out.cols; ++c) store_rounded(out.dtype, out.base, out.index(r, c), 0.0);
+    }
+  }
 }
 
 }  // namespace gg::ref

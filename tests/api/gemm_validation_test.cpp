@@ -50,6 +50,17 @@ const Case kCases[] = {
     {"RaggedMLhsTransposed", ragged_m_problem,
      [](GemmProblem& p) { p.desc.lhs_layout = GG_LAYOUT_T; }, kInvalid,
      "desc->lhs_layout must be GG_LAYOUT_N for ragged-M"},
+    {"FlagsUnknown", ragged_m_problem, [](GemmProblem& p) { p.desc.flags = 6; }, kInvalid,
+     "desc->flags has unknown bits (0x6)"},
+    {"ZeroUnusedRowsRaggedK", ragged_k_problem,
+     [](GemmProblem& p) { p.desc.flags = GG_GEMM_ZERO_UNUSED_ROWS; }, kInvalid,
+     "desc->flags: GG_GEMM_ZERO_UNUSED_ROWS is for ragged-M"},
+    {"ZeroUnusedRowsWithOffsets", ragged_m_problem,
+     [](GemmProblem& p) {
+       p.desc.flags = GG_GEMM_ZERO_UNUSED_ROWS;
+       p.desc.group_sizes.offsets = p.arena.allocate(kGroups * 4);
+     },
+     kInvalid, "GG_GEMM_ZERO_UNUSED_ROWS needs desc->group_sizes.offsets NULL"},
     {"NumGroupsZero", ragged_m_problem, [](GemmProblem& p) { p.desc.num_groups = 0; }, kInvalid,
      "desc->num_groups must be > 0 (got 0)"},
     {"NumGroupsNegativeRaggedK", ragged_k_problem, [](GemmProblem& p) { p.desc.num_groups = -2; },
@@ -388,6 +399,8 @@ const ValidCase kValidCases[] = {
      }},
     {"RhsPointerArray", ragged_m_problem,
      [](GemmProblem& p) { make_pointer_array(&p.arena, &p.desc.rhs); }},
+    {"ZeroUnusedRows", ragged_m_problem,
+     [](GemmProblem& p) { p.desc.flags = GG_GEMM_ZERO_UNUSED_ROWS; }},
     {"OutPointerArrayRaggedK", ragged_k_problem,
      [](GemmProblem& p) { make_pointer_array(&p.arena, &p.desc.out); }},
     {"PaddedStrides", ragged_m_problem,

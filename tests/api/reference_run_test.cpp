@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,32 @@ TEST(ReferenceRun, RaggedMPerGroupAlphaBetaBias) {
   uint32_t flags = 99;
   EXPECT_EQ(gg_check(workspace.data, GG_PATH_REFERENCE, nullptr, &flags), GG_STATUS_SUCCESS);
   EXPECT_EQ(flags, 0u);
+}
+
+TEST(ReferenceRun, ZeroUnusedRowsWritesZerosPastTheLastGroupOnly) {
+  GemmProblem p = ragged_m_problem();
+  gg_gemm_desc& d = p.desc;
+  uint16_t* lhs = static_cast<uint16_t*>(d.lhs.data);
+  uint16_t* rhs = static_cast<uint16_t*>(d.rhs.data);
+  for (int64_t i = 0; i < kRows * kK; ++i) lhs[i] = bf16_of(1);
+  for (int64_t i = 0; i < kGroups * kN * kK; ++i) rhs[i] = bf16_of(1);
+  d.out.dtype = GG_DTYPE_FP32;
+  float* out = static_cast<float*>(d.out.data);
+  for (int64_t i = 0; i < kRows * kN; ++i) out[i] = kPoison;
+  d.flags = GG_GEMM_ZERO_UNUSED_ROWS;
+  HostWorkspace workspace;
+  ASSERT_EQ(gg_grouped_gemm(&d, workspace.data, workspace.bytes, nullptr), GG_STATUS_SUCCESS)
+      << gg_last_error();
+  for (int64_t m = 0; m < kRows; ++m) {
+    for (int64_t n = 0; n < kN; ++n) {
+      // Rows 0..15 hold the groups (sizes 5, 0, 11): a dot of kK ones.
+      const float expected = m < 16 ? static_cast<float>(kK) : 0.0f;
+      EXPECT_EQ(out[m * kN + n], expected) << "row " << m << " col " << n;
+      if (m >= 16) {
+        EXPECT_FALSE(std::signbit(out[m * kN + n])) << "row " << m << ": +0";
+      }
+    }
+  }
 }
 
 // The same ragged-K product with lhs stored [M, P] or transposed [P, M].

@@ -122,6 +122,7 @@ std::string describe(const GemmSpec& spec) {
   if (spec.padding != 0) text << " padding=" << spec.padding;
   text << " alpha=" << describe_scalar(spec.alpha) << " beta=" << describe_scalar(spec.beta);
   if (spec.bias) text << " bias=" << dtype_name(*spec.bias);
+  if (spec.zero_unused_rows) text << " zero-unused-rows";
   if (spec.values == ValueSet::kSmallIntegers) text << " small-integers";
   return text.str();
 }
@@ -271,6 +272,7 @@ gg_gemm_desc GemmCase::base_desc(gg_path path) const {
   desc.alpha.value = spec_.alpha.value;
   desc.beta.value = spec_.beta.value;
   desc.path = path;
+  desc.flags = spec_.zero_unused_rows ? GG_GEMM_ZERO_UNUSED_ROWS : 0u;
   return desc;
 }
 
@@ -406,7 +408,34 @@ void GemmCase::compare(const HostImage& got, const HostImage& want, Match match)
     }
   }
   check.report();
+  if (spec_.zero_unused_rows) expect_zero_rows_past_groups(got, &written);
   expect_untouched(got, written);
+}
+
+void GemmCase::expect_zero_rows_past_groups(const HostImage& got,
+                                            std::vector<std::vector<bool>>* written) const {
+  const int64_t first = extents_.back().start + extents_.back().size;
+  const size_t element_bytes = dtype_size(spec_.out);
+  const std::vector<char> zero(element_bytes, 0);
+  int64_t wrong = 0;
+  std::string example;
+  for (int64_t row = first; row < spec_.m; ++row) {
+    for (int64_t col = 0; col < spec_.n; ++col) {
+      const size_t block = static_cast<size_t>(out_.block_of(0));
+      const size_t element = static_cast<size_t>(out_.element_of(0, row, col));
+      (*written)[block][element] = true;
+      if (memcmp(got.blocks[block].data() + element * element_bytes, zero.data(),
+                 element_bytes) == 0) {
+        continue;
+      }
+      if (wrong++ == 0) {
+        example = "row " + std::to_string(row) + " col " + std::to_string(col) + " holds " +
+                  std::to_string(out_.get(got, 0, row, col));
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "rows past the last group (from row " << first
+                      << ") must be +0; first: " << example;
 }
 
 void GemmCase::expect_untouched(const HostImage& got,

@@ -58,6 +58,7 @@ struct GemmSpec {
   std::optional<gg_dtype> bias;  // ragged-M only: [G, n]
   ValueSet values = ValueSet::kUniform;
   uint32_t expected_flags = 0;  // GG_DEVICE_* bits these sizes must raise
+  bool zero_unused_rows = false;  // ragged-M: GG_GEMM_ZERO_UNUSED_ROWS
 };
 
 // A generator seeded from the running test's name and `salt`: fixed for a
@@ -103,6 +104,9 @@ class GemmCase {
   std::optional<HostImage> reference_output(uint32_t* flags);
   void compare(const HostImage& got, const HostImage& want, Match match) const;
   void expect_untouched(const HostImage& got, const std::vector<std::vector<bool>>& written) const;
+  // GG_GEMM_ZERO_UNUSED_ROWS: the rows past the last group hold +0; marks them written.
+  void expect_zero_rows_past_groups(const HostImage& got,
+                                    std::vector<std::vector<bool>>* written) const;
   void expect_flags(uint32_t device_flags, uint32_t reference_flags);
 
   // Logical operand elements: a token row and a feature of lhs, the

@@ -41,6 +41,40 @@ TEST_P(RaggedM, Layouts) {
   }
 }
 
+TEST_P(RaggedM, ZeroUnusedRows) {
+  // GG_GEMM_ZERO_UNUSED_ROWS: the rows past the last group come back +0 from
+  // the same launch, on 16-byte rows and on rows of odd length, with padded
+  // rows (the padding stays untouched), no groups at all, and sizes that
+  // overflow the capacity (nothing left to zero).
+  struct Case {
+    const char* name;
+    int64_t n;
+    int64_t padding;
+    std::vector<int64_t> sizes;
+    uint32_t expected_flags;
+  };
+  const std::vector<Case> cases = {
+      {"16-byte rows", 136, 0, {37, 0, 100, 5}, 0},
+      {"odd rows, padded", 100, 8, {1, 63, 64, 65}, 0},
+      {"every group empty", 136, 0, {0, 0, 0}, 0},
+      {"sizes past the capacity", 136, 0, {200, 150}, GG_DEVICE_SIZES_EXCEED_ROWS},
+  };
+  for (const Case& c : cases) {
+    for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      GemmSpec s = spec(std::string(c.name) + (layout == GG_LAYOUT_T ? " rhs T" : " rhs N"));
+      s.zero_unused_rows = true;
+      s.rhs_layout = layout;
+      s.m = 300;
+      s.n = c.n;
+      s.k = 72;
+      s.padding = c.padding;
+      s.sizes = c.sizes;
+      s.expected_flags = c.expected_flags;
+      run_and_check(s, path(), stream());
+    }
+  }
+}
+
 TEST_P(RaggedM, Epilogues) {
   // Empty groups on purpose: an epilogue must not touch their (absent) rows.
   const std::vector<int64_t> sizes = {37, 0, 128, 5, 0, 64, 129, 1};

@@ -8,7 +8,8 @@
   grouped_quantize(x, group_sizes, ...) fp8 / mxfp8 / nvfp4, rowwise and columnwise
 
 The ops are registered as torch.ops.groupgemm.* (grouped_mm, grouped_mm_out,
-ragged_k_mm, ragged_k_mm_out) with fake kernels and autograd, so they run
+ragged_k_mm, ragged_k_mm_out; grouped_mm_zero_rest, which autograd's input
+gradients use) with fake kernels and autograd, so they run
 eagerly, under torch.compile(fullgraph=True) and inside CUDA graph capture.
 On CUDA they run on torch.cuda.current_stream(); group sizes stay on the GPU
 and are never read by the host. CPU tensors (sizes on the CPU too) run

@@ -15,8 +15,8 @@ For out[g] = alpha * a[g rows]^T @ b[g rows] (ragged-K):
   da[g rows] = alpha * b[g rows] @ dout[g]^T,  db[g rows] = alpha * a[g rows] @ dout[g].
 
 An input gradient of a ragged tensor is zero on rows past the last group
-(those rows did not contribute), so it is allocated zero-filled and written
-by the out= op: the kernels write group rows only. Gradients arriving in
+(those rows did not contribute): grouped_mm_zero_rest writes those zeros in
+the product's own launch, so the gradient is never cleared whole first. Gradients arriving in
 another dtype than the operands (an fp32 output) are cast to the operands'
 dtype, since both operands of a product share one.
 """
@@ -35,11 +35,9 @@ def _as(grad: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return grad.to(like.dtype).contiguous()
 
 
-def ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha, x):
+def ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha):
     """dx [M, K] for y = alpha * x @ op(w); grad in w's dtype."""
-    dx = torch.zeros_like(x, memory_format=torch.contiguous_format)
-    _ops.grouped_mm_out(dx, grad, w, group_sizes, _OTHER_LAYOUT[w_layout], None, alpha, 0.0)
-    return dx
+    return _ops.grouped_mm_zero_rest(grad, w, group_sizes, _OTHER_LAYOUT[w_layout], alpha)
 
 
 def ragged_m_weight_grad(
@@ -66,7 +64,7 @@ def ragged_m_grads(grad, x, w, group_sizes, w_layout, alpha, needs, bias_dtype, 
     to compute (the others are None)."""
     grad = _as(grad, x)
     needs_x, needs_w, needs_bias = needs
-    dx = ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha, x) if needs_x else None
+    dx = ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha) if needs_x else None
     dw = (
         ragged_m_weight_grad(grad, x, group_sizes, w_layout, alpha, w, main_grad)
         if needs_w
@@ -103,15 +101,13 @@ def _ragged_k_mm_backward(ctx, grad):
     da = db = None
     if ctx.needs_input_grad[0]:
         # da = alpha * b @ grad[g]^T: grad [G, P, Q] read as "nk" (N = P, K = Q).
-        da = torch.zeros_like(a, memory_format=torch.contiguous_format)
-        _ops.grouped_mm_out(
-            da, b.contiguous(), _as(grad, b), group_sizes, "nk", None, ctx.alpha, 0.0
+        da = _ops.grouped_mm_zero_rest(
+            b.contiguous(), _as(grad, b), group_sizes, "nk", ctx.alpha
         )
     if ctx.needs_input_grad[1]:
         # db = alpha * a @ grad[g]: grad [G, P, Q] read as "kn" (K = P, N = Q).
-        db = torch.zeros_like(b, memory_format=torch.contiguous_format)
-        _ops.grouped_mm_out(
-            db, a.contiguous(), _as(grad, a), group_sizes, "kn", None, ctx.alpha, 0.0
+        db = _ops.grouped_mm_zero_rest(
+            a.contiguous(), _as(grad, a), group_sizes, "kn", ctx.alpha
         )
     return da, db, None, None, None
 

@@ -4,6 +4,9 @@ Four ops, two products each with a functional and an out= form:
 
   grouped_mm(x, w, group_sizes, w_layout, out_dtype, bias, alpha) -> out [M, N]
   grouped_mm_out(out!, x, w, group_sizes, w_layout, bias, alpha, beta)
+  grouped_mm_zero_rest(x, w, group_sizes, w_layout, alpha) -> out [M, N], x's dtype,
+      rows past the last group zeros (written by the same launch): an input
+      gradient, for autograd
   ragged_k_mm(a, b, group_sizes, out_dtype, alpha) -> out [G, P, Q]
   ragged_k_mm_out(out!, a, b, group_sizes, alpha, beta)
 
@@ -54,8 +57,9 @@ def _check_out_dtype(name: str, dtype: torch.dtype) -> None:
         )
 
 
-def _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, launch):
-    """Checks (and when `launch`, runs) a ragged-M product."""
+def _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, launch, zero_rest=False):
+    """Checks (and when `launch`, runs) a ragged-M product; zero_rest: the
+    launch also writes zeros to the rows past the last group."""
     _check_operand_dtypes("x", x, "w", w)
     _check_out_dtype("out", out.dtype)
     if bias is not None:
@@ -71,7 +75,7 @@ def _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, launch):
         beta=beta,
     )
     if launch:
-        _workspace.run(core.ragged_m(**views), x.device)
+        _workspace.run(core.ragged_m(**views, zero_unused_rows=zero_rest), x.device)
     else:
         core.check_ragged_m(**views)
 
@@ -132,6 +136,22 @@ def grouped_mm(
 def _(x, w, group_sizes, w_layout, out_dtype, bias, alpha):
     out = _ragged_m_result(x, w, w_layout, out_dtype)
     _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, 0.0, launch=False)
+    return out
+
+
+@torch.library.custom_op("groupgemm::grouped_mm_zero_rest", mutates_args=())
+def grouped_mm_zero_rest(
+    x: torch.Tensor, w: torch.Tensor, group_sizes: torch.Tensor, w_layout: str, alpha: float
+) -> torch.Tensor:
+    out = _ragged_m_result(x, w, w_layout, None)
+    _ragged_m(out, x, w, group_sizes, w_layout, None, alpha, 0.0, launch=True, zero_rest=True)
+    return out
+
+
+@grouped_mm_zero_rest.register_fake
+def _(x, w, group_sizes, w_layout, alpha):
+    out = _ragged_m_result(x, w, w_layout, None)
+    _ragged_m(out, x, w, group_sizes, w_layout, None, alpha, 0.0, launch=False)
     return out
 
 

@@ -32,6 +32,7 @@
 #include "kernels/portable/operand_tile.cuh"
 #include "kernels/portable/sm80_ptx.cuh"
 #include "kernels/tile_scheduler.h"
+#include "kernels/unused_rows.cuh"
 #include "plan/plan.h"
 
 namespace gg::portable {
@@ -240,6 +241,13 @@ struct PortableGemm {
       Accumulators acc = {};
       mainloop(task, smem, thread, warp_row0, warp_col0, lane, acc);
       store_tile(acc, task.out, warp_row0, warp_col0, lane);
+    }
+    if (p.zero_rows_end > 0) {
+      const GroupRecord& last = p.records[p.groups - 1];
+      const int64_t bytes = p.out_type == GG_DTYPE_FP32 ? 4 : 2;
+      zero_rows(p.out, p.out_stride * bytes, p.out_cols * bytes, last.start + last.size,
+                p.zero_rows_end, int64_t{blockIdx.x} * kThreads + thread,
+                int64_t{gridDim.x} * kThreads);
     }
   }
 };

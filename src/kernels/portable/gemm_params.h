@@ -45,6 +45,9 @@ struct GemmParams {
   int64_t out_stride;
   int64_t out_group_stride;
   bool out_pointers;
+  // GG_GEMM_ZERO_UNUSED_ROWS: M, and out rows from the last group's end to it
+  // are zeroed (unused_rows.cuh); else 0.
+  int64_t zero_rows_end;
   // ragged-M only: [G, N], or null.
   const void* bias;
   gg_dtype bias_type;

@@ -73,6 +73,7 @@ portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, vo
   p.out_stride = row_stride(d.out);
   p.out_group_stride = d.out.rank == 3 ? d.out.strides[0] : 0;
   p.out_pointers = is_pointer_array(d.out);
+  p.zero_rows_end = (d.flags & GG_GEMM_ZERO_UNUSED_ROWS) ? d.out.shape[0] : 0;
   p.bias = d.bias.data;
   p.bias_type = d.bias.dtype;
   p.bias_stride = d.bias.data != nullptr ? d.bias.strides[0] : 0;

@@ -58,6 +58,7 @@
 #include "kernels/sm90/tensor_map.h"
 #include "kernels/sm90/tile_order.h"
 #include "kernels/sm90/wgmma.h"
+#include "kernels/unused_rows.cuh"
 #include "plan/plan.h"
 
 namespace gg::sm90 {
@@ -105,6 +106,7 @@ struct Params {
   int out_rows;           // ragged-K: P (ragged-M rows come from the group table)
   int k_dim;              // ragged-M: K (ragged-K contracts over group sizes)
   int groups;
+  int64_t zero_rows_end;  // GG_GEMM_ZERO_UNUSED_ROWS: M (unused_rows.cuh); else 0
   uint32_t* flags;
 };
 
@@ -361,6 +363,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           t.b_mn + (Cfg::kSplitN ? consumer * Cfg::kConsumerN : 0), thread, 2 + consumer,
           smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
     }
+    if (p.zero_rows_end > 0) {
+      const int last = p.groups - 1;
+      const int64_t bytes = p.out.dtype == GG_DTYPE_FP32 ? 4 : 2;
+      zero_rows(p.out.data, p.out.ld * bytes, int64_t{p.out.cols} * bytes,
+                table.start[last] + table.rows[last], p.zero_rows_end,
+                int64_t{blockIdx.x} * kConsumerThreads + (threadIdx.x - 128),
+                int64_t{gridDim.x} * kConsumerThreads);
+    }
     drain_stores(thread);
   }
 }
@@ -516,6 +526,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     p.k_dim = int(k);
     p.out.cols = int(n);
     p.out.ld = d.out.strides[0];
+    p.zero_rows_end = (d.flags & GG_GEMM_ZERO_UNUSED_ROWS) ? d.out.shape[0] : 0;
     p.out.bias = d.bias.data;
     p.out.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
     p.out.bias_dtype = d.bias.dtype;
