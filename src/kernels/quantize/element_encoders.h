@@ -36,12 +36,17 @@
 // near overflow take the division (tests/formats: every bf16 under 64 scales on host and device,
 // and 20 million random pairs on the host).
 //
-// e2m1 (nvfp4 elements) has no instruction before sm_100: its eight
-// magnitudes make round-to-nearest-even a sum of seven comparisons against
-// the midpoints, closed (>=) where the tie goes up to an even code
-// (0.75 -> 1, 1.75 -> 2, 3.5 -> 4) and open where it stays down (0.25 -> 0,
-// 1.25 -> 1, 2.5 -> 2, 5 -> 4). Infinity is past every midpoint (+-6, as
-// the reference saturates); NaN fails every comparison and is patched to +6.
+// e2m1 (nvfp4 elements) has no instruction before sm_100; its code comes
+// from the fp32 bits in about ten instructions. Clamping |y| to 6 first
+// makes saturation (+-inf included) plain rounding. Below 2 the grid is the
+// multiples of 0.5: 2^22 + a, whose ulp is 0.5, rounds a to it by the one
+// addition, ties to even, and the low bits of the sum count the halves.
+// From 1 on, e2m1 is a float with one mantissa bit, bias 1: the fp32 bits,
+// rebased by 126 exponent steps, rounded to nearest even at bit 22 and
+// shifted down are the code (a carry out of the mantissa bumps the exponent,
+// 6 is 7). NaN is patched to +6; a quotient that skips the patch (the short
+// path: finite elements) takes its sign from x itself. Both are checked
+// against fmt::float_to_e2m1 over every fp32 pattern.
 #pragma once
 
 #include <math.h>
@@ -101,16 +106,21 @@ struct ScaleDivider {
   // range, and amax finite with amax / s far from overflow.
   GG_HD bool covers(float amax) const { return fast && amax * reciprocal < 0x1p100f; }
 
-  // x / s for |x| within what covers() accepted.
-  GG_HD float divide(float x) const {
+  // x / s for |x| within what covers() accepted, but for the sign of a
+  // quotient under 2^-20 (see divide).
+  GG_HD float quotient(float x) const {
 #if defined(__CUDA_ARCH__)
     const float q0 = __fmul_rn(x, reciprocal);  // not to be fused into the next fma
 #else
     const float q0 = x * reciprocal;
 #endif
     const float q1 = fmaf(fmaf(-q0, scale, x), reciprocal, q0);
-    const float q2 = fmaf(fmaf(-q1, scale, x), reciprocal, q1);
-    return fmt::bits_float((fmt::float_bits(q2) & ~fmt::kF32SignBit) |
+    return fmaf(fmaf(-q1, scale, x), reciprocal, q1);
+  }
+
+  // x / s for |x| within what covers() accepted.
+  GG_HD float divide(float x) const {
+    return fmt::bits_float((fmt::float_bits(quotient(x)) & ~fmt::kF32SignBit) |
                            (fmt::float_bits(x) & fmt::kF32SignBit));
   }
 };
@@ -148,24 +158,34 @@ GG_HD uint32_t mx_fp8x2_finite(float x0, float x1, float m) {
   return fp8x2_satfinite<kFp8>(x0 * m, x1 * m);
 }
 
-// fmt::float_to_e2m1.
-GG_HD uint32_t e2m1_code(float y) {
-  const float a = fmt::bits_float(fmt::float_bits(y) & ~fmt::kF32SignBit);
-  const uint32_t magnitude = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
-                             static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
-                             static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
-                             static_cast<uint32_t>(a > 5.0f);
-  const uint32_t sign = (fmt::float_bits(y) >> 31) << 3;
-  return y != y ? 0x7u : (sign | magnitude);
+// The e2m1 magnitude code of a = min(|y|, 6) (see the top).
+GG_HD uint32_t e2m1_magnitude(float a) {
+  constexpr uint32_t kRebias = 252u << 22;  // 126 exponent steps (bias 127 to 1), two codes each
+  const uint32_t halves = fmt::float_bits(a + 0x1p22f) & 0x7u;
+  const uint32_t bits = fmt::float_bits(a);
+  const uint32_t rounded = (bits - kRebias + 0x1FFFFFu + ((bits >> 22) & 1u)) >> 22;
+  return a < 2.0f ? halves : rounded;
 }
+
+// The sign bit of an e2m1 code for the fp32 bits of a value of that sign.
+GG_HD uint32_t e2m1_sign(uint32_t bits) { return (bits >> 28) & 0x8u; }
+
+// fmt::float_to_e2m1 of a y that is not NaN.
+GG_HD uint32_t e2m1_code_number(float y) {
+  return e2m1_magnitude(fminf(fabsf(y), 6.0f)) | e2m1_sign(fmt::float_bits(y));
+}
+
+// fmt::float_to_e2m1.
+GG_HD uint32_t e2m1_code(float y) { return y != y ? 0x7u : e2m1_code_number(y); }
 
 // fmt::nvfp4_quantize_element given step = ue4m3_to_float(block) * tensor
 // scale, the product the reference forms (0: the element codes to 0).
 GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1_code(x / step); }
 
-// nvfp4_code for x that the step's divider covers.
+// nvfp4_code for x that the step's divider covers: the quotient's magnitude
+// (exact, or under 2^-20 where the code is 0 either way) and x's sign.
 GG_HD uint32_t nvfp4_code_finite(float x, const ScaleDivider& step) {
-  return e2m1_code(step.divide(x));
+  return e2m1_magnitude(fminf(fabsf(step.quotient(x)), 6.0f)) | e2m1_sign(fmt::float_bits(x));
 }
 
 }  // namespace gg::quantize
