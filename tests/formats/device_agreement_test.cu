@@ -12,8 +12,9 @@
 // the fp8 conversion instruction, the mxfp8 product, the e2m1 arithmetic) are
 // checked on the device against the host's fmt:: rules over every bf16
 // input under 64 scales of each kind, the fp32 edge values and every
-// rounding boundary (formats/encoder_inputs.h), and e2m1_code against
-// fmt::float_to_e2m1 over every fp32 pattern.
+// rounding boundary (formats/encoder_inputs.h); e2m1_code and the ue4m3
+// conversions (instructions on the device) against the fmt:: rules over
+// every fp32 pattern and every code.
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <gtest/gtest.h>
@@ -217,8 +218,8 @@ TEST(DeviceAgreement, FastQuantizeEncodersGiveTheReferenceBits) {
   EXPECT_EQ(mismatches, 0);
 }
 
-// Counts the patterns from `begin` on which the device e2m1 encoder differs
-// from fmt::float_to_e2m1; `first` gets one of them.
+// Counts the patterns from `begin` on which the device encoders differ from
+// the fmt:: rules; `first` gets one of them.
 __global__ void every_fp32_kernel(uint64_t begin, unsigned long long* mismatches,
                                   uint32_t* first) {
   namespace f = gg::fmt;
@@ -227,11 +228,17 @@ __global__ void every_fp32_kernel(uint64_t begin, unsigned long long* mismatches
   const uint32_t bits = static_cast<uint32_t>(pattern);
   const float y = f::bits_float(bits);
   const uint32_t e2m1 = f::float_to_e2m1(y);
-  const bool bad = q::e2m1_code(y) != e2m1 || (y == y && q::e2m1_code_number(y) != e2m1);
+  bool bad = q::e2m1_code(y) != e2m1 || (y == y && q::e2m1_code_number(y) != e2m1) ||
+             q::ue4m3_code(y) != f::float_to_ue4m3(y);
+  if (pattern < 256) {
+    const uint8_t code = static_cast<uint8_t>(pattern);
+    bad = bad ||
+          bits_of_float(q::ue4m3_value(code & 0x7Fu)) != bits_of_float(f::ue4m3_to_float(code));
+  }
   if (bad && atomicAdd(mismatches, 1ull) == 0) *first = bits;
 }
 
-TEST(DeviceAgreement, E2m1EncoderOverEveryFp32) {
+TEST(DeviceAgreement, E2m1AndUe4m3EncodersOverEveryFp32) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     GTEST_SKIP() << "no CUDA device";

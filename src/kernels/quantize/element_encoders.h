@@ -47,6 +47,11 @@
 // 6 is 7). NaN is patched to +6; a quotient that skips the patch (the short
 // path: finite elements) takes its sign from x itself. Both are checked
 // against fmt::float_to_e2m1 over every fp32 pattern.
+//
+// The nvfp4 block scale is a ue4m3 code: the reference's generic minifloat
+// walk to encode it and back is the e4m3 conversion instructions on sm_89+
+// (cvt.rn.satfinite.e4m3x2.f32, cvt.rn.f16x2.e4m3x2), with the reference's
+// NaN and negative rules patched in.
 #pragma once
 
 #include <math.h>
@@ -186,6 +191,34 @@ GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1
 // (exact, or under 2^-20 where the code is 0 either way) and x's sign.
 GG_HD uint32_t nvfp4_code_finite(float x, const ScaleDivider& step) {
   return e2m1_magnitude(fminf(fabsf(step.quotient(x)), 6.0f)) | e2m1_sign(fmt::float_bits(x));
+}
+
+// fmt::float_to_ue4m3: NaN -> 0x7F, negative (-0 included) -> 0, else e4m3
+// rounded to nearest even, saturating at 448.
+GG_HD uint32_t ue4m3_code(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint32_t bits = fmt::float_bits(v);
+  const uint32_t code = fp8x2_satfinite<GG_DTYPE_E4M3>(v, 0.0f) & 0xFFu;
+  if ((bits & ~fmt::kF32SignBit) > fmt::kF32Inf) return 0x7Fu;
+  return (bits & fmt::kF32SignBit) ? 0u : code;
+#else
+  return fmt::float_to_ue4m3(v);
+#endif
+}
+
+// fmt::ue4m3_to_float: every code but the NaN 0x7F is an exact fp16, and
+// the NaN is the reference's quiet NaN with the code's mantissa.
+GG_HD float ue4m3_value(uint32_t code) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint16_t e4m3 = static_cast<uint16_t>(code & 0x7Fu);
+  uint32_t halves;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(e4m3));
+  float value;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(static_cast<uint16_t>(halves & 0xFFFFu)));
+  return e4m3 == 0x7Fu ? fmt::bits_float(fmt::kF32QuietNan | (0x7u << 20)) : value;
+#else
+  return fmt::ue4m3_to_float(static_cast<uint8_t>(code));
+#endif
 }
 
 }  // namespace gg::quantize
