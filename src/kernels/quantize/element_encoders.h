@@ -124,9 +124,21 @@ struct ScaleDivider {
   }
 
   // x / s for |x| within what covers() accepted.
-  GG_HD float divide(float x) const {
-    return fmt::bits_float((fmt::float_bits(quotient(x)) & ~fmt::kF32SignBit) |
+  GG_HD float divide(float x) const { return with_sign_of(quotient(x), x); }
+
+  // q with the sign bit of x: one LOP3 on the device, where the plain
+  // expression compiles to two.
+  GG_HD static float with_sign_of(float q, float x) {
+#if defined(__CUDA_ARCH__)
+    uint32_t bits;
+    asm("lop3.b32 %0, %1, %2, %3, 0xD8;"  // (q & ~sign) | (x & sign)
+        : "=r"(bits)
+        : "r"(fmt::float_bits(q)), "r"(fmt::float_bits(x)), "n"(fmt::kF32SignBit));
+    return fmt::bits_float(bits);
+#else
+    return fmt::bits_float((fmt::float_bits(q) & ~fmt::kF32SignBit) |
                            (fmt::float_bits(x) & fmt::kF32SignBit));
+#endif
   }
 };
 
