@@ -215,14 +215,19 @@ __device__ inline void set_nibble(uint8_t* byte, bool high, uint32_t nibble) {
   atomicOr(word, (nibble & 0xFu) << shift);
 }
 
-// Stores the codes of 4 fp8 or 8 e2m1 consecutive output elements from
-// element `first` (even for e2m1), packed little-endian in `codes`; `valid`
+// The byte that holds output element `element` (even for e2m1) of `data`.
+template <int kBits>
+__device__ uint8_t* code_byte(uint8_t* data, int64_t element) {
+  return data + (kBits == 4 ? element / 2 : element);
+}
+
+// Stores the codes of 4 fp8 or 8 e2m1 consecutive output elements from the
+// one at `bytes` (a byte boundary), packed little-endian in `codes`; `valid`
 // has a bit per element that is this thread's to write.
 template <int kBits>
-__device__ void store_word(uint8_t* data, int64_t first, uint32_t codes, uint32_t valid) {
+__device__ void store_word(uint8_t* bytes, uint32_t codes, uint32_t valid) {
   constexpr bool kE2m1 = kBits == 4;
   constexpr uint32_t kAll = kE2m1 ? 0xFFu : 0xFu;
-  uint8_t* bytes = data + (kE2m1 ? first / 2 : first);
   if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % 4 == 0) {
     *reinterpret_cast<uint32_t*>(bytes) = codes;
     return;
@@ -245,17 +250,16 @@ __device__ void store_word(uint8_t* data, int64_t first, uint32_t codes, uint32_
   }
 }
 
-// The codes of kCount consecutive output elements from element `first`, in
-// kBits * kCount / 32 words (at least one); `valid` has a bit per element.
-// One vector store when all are valid and the address is aligned, else
-// words, bytes or nibbles.
+// The codes of kCount consecutive output elements from the one at `bytes`
+// (a byte boundary), in kBits * kCount / 32 words (at least one); `valid`
+// has a bit per element. One vector store when all are valid and the
+// address is aligned, else words, bytes or nibbles.
 template <int kBits, int kCount>
-__device__ void store_codes(uint8_t* data, int64_t first, const uint32_t* words, uint32_t valid) {
+__device__ void store_codes(uint8_t* bytes, const uint32_t* words, uint32_t valid) {
   constexpr int kTotalBits = kBits * kCount;
   constexpr int kWords = kTotalBits >= 32 ? kTotalBits / 32 : 1;
   constexpr int kPerWord = 32 / kBits;
   constexpr uint32_t kAll = kCount >= 32 ? ~0u : (1u << kCount) - 1u;
-  uint8_t* bytes = data + first * kBits / 8;
   if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % (kTotalBits / 8) == 0) {
     if constexpr (kTotalBits == 128) {
       *reinterpret_cast<uint4*>(bytes) = make_uint4(words[0], words[1], words[2], words[3]);
@@ -266,12 +270,16 @@ __device__ void store_codes(uint8_t* data, int64_t first, const uint32_t* words,
     } else if constexpr (kTotalBits == 32) {
       *reinterpret_cast<uint32_t*>(bytes) = words[0];
       return;
+    } else if constexpr (kTotalBits == 16) {
+      *reinterpret_cast<uint16_t*>(bytes) = static_cast<uint16_t>(words[0]);
+      return;
     }
   }
 #pragma unroll
   for (int w = 0; w < kWords; ++w) {
-    const uint32_t mask = (valid >> (w * kPerWord)) & (kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u);
-    if (mask != 0) store_word<kBits>(data, first + w * kPerWord, words[w], mask);
+    const uint32_t mask =
+        (valid >> (w * kPerWord)) & (kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u);
+    if (mask != 0) store_word<kBits>(bytes + w * 4, words[w], mask);
   }
 }
 
