@@ -40,8 +40,9 @@
 // Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
 // is finite takes the short encoders (division by the reciprocal with
 // Markstein's corrections, or the mxfp8 product, then the fp8 conversion
-// instruction), any other block the exact ones; both give the reference's
-// bits. A 128x128 block takes the tile's amax, reduced over the CTA.
+// instruction or the e2m1 arithmetic; fp16 elements are widened by the
+// conversion instruction, exact for finite values), any other block the
+// exact ones; both give the reference's bits. A 128x128 block takes the tile's amax, reduced over the CTA.
 //
 // Formats whose scale comes from an amax (fp8 tensor/group scale, the nvfp4
 // tensor scale) or a requested amax output take a first launch over the
@@ -121,6 +122,18 @@ __device__ uint32_t encode2(const typename Codec::Coder& coder, float x0, float 
   else return Codec::encode2(coder, x0, x1);
 }
 
+// The elements of a pair; on the short path every element is finite.
+template <bool kShort, class In>
+__device__ float low_of(typename In::Pair p) {
+  if constexpr (kShort) return In::low_finite(p);
+  else return In::low(p);
+}
+template <bool kShort, class In>
+__device__ float high_of(typename In::Pair p) {
+  if constexpr (kShort) return In::high_finite(p);
+  else return In::high(p);
+}
+
 // Calls f(std::true_type) when `short_path`, else f(std::false_type): one
 // branch around a run, each side straight code.
 template <class F>
@@ -198,7 +211,8 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
 #pragma unroll
       for (int i = 0; i < Shape::kPairsPerVec; ++i) {
         const int bit = 2 * i * Codec::kBits;
-        codes[bit / 32] |= encode2<kShort, Codec>(coder, In::low(pairs[i]), In::high(pairs[i]))
+        codes[bit / 32] |= encode2<kShort, Codec>(coder, low_of<kShort, In>(pairs[i]),
+                                                  high_of<kShort, In>(pairs[i]))
                            << (bit % 32);
       }
     });
@@ -309,9 +323,12 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
       const typename In::Pair b = run.at(i + 1);
       const int s = kSpans == 2 ? i / 16 : 0;
       const int bit = i * kBits;
-      codes[0][bit / 32] |= encode2<kShort, Codec>(coders[0][s], In::low(a), In::low(b)) << (bit % 32);
-      codes[1][bit / 32] |= encode2<kShort, Codec>(coders[1][s], In::high(a), In::high(b))
-                            << (bit % 32);
+      codes[0][bit / 32] |=
+          encode2<kShort, Codec>(coders[0][s], low_of<kShort, In>(a), low_of<kShort, In>(b))
+          << (bit % 32);
+      codes[1][bit / 32] |=
+          encode2<kShort, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
+          << (bit % 32);
     }
   });
 #pragma unroll
