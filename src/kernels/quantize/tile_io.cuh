@@ -178,28 +178,43 @@ __device__ void cp_async_wait() {
 // Starts the copy of tile t into `stage` (kTileBytes, rows of kTk elements):
 // rows up to the next multiple of 32 past the valid ones are zero-filled
 // (the columnwise writer reads them), later rows are left alone (nobody
-// reads them). With aligned input rows every chunk is one cp.async whose
-// source size is its valid bytes; otherwise chunks are loaded element by
-// element and stored here, synchronously.
+// reads them). With aligned input rows every chunk of a valid row is one
+// cp.async whose source size is its valid bytes; otherwise chunks are
+// loaded element by element and stored here, synchronously. The descriptor's fields are read
+// once: it may live in shared memory, which the copies write, so the
+// compiler would reload them after every copy.
 template <gg_dtype kIn>
 __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
                           uint4* stage) {
   using Shape = TileShape<kIn>;
   constexpr int kRowStep = kThreads / Shape::kRowChunks;  // a thread's column, every kRowStep rows
-  const int filled_rows = (t.rows + 31) / 32 * 32;
+  const int rows = t.rows;
+  const int cols = t.cols;
+  const int filled_rows = (rows + 31) / 32 * 32;
   const int r0 = static_cast<int>(threadIdx.x) / Shape::kRowChunks;
   const int c = (static_cast<int>(threadIdx.x) % Shape::kRowChunks) * Shape::kVec;
-  const int column_valid = c < t.cols ? min(Shape::kVec, t.cols - c) : 0;
+  const int column_valid = c < cols ? min(Shape::kVec, cols - c) : 0;
   const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
   const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
+  const int64_t step = kRowStep * p.input_stride;
+  uint4* chunk = stage + threadIdx.x;
+  if (p.aligned_input) {
+    // The same source size for every row of the tile: the copies of a
+    // column past the valid ones read nothing from one place; the zero
+    // rows are plain stores.
+    const int bytes = column_valid * Shape::kBytes;
+    const auto* source = column_valid > 0 ? row : anywhere;
+    const int64_t source_step = column_valid > 0 ? step : 0;
+    int r = r0;
 #pragma unroll 4
-  for (int r = r0, job = threadIdx.x; r < filled_rows;
-       r += kRowStep, job += kThreads, row += kRowStep * p.input_stride) {
-    const int valid = r < t.rows ? column_valid : 0;
-    if (p.aligned_input) {
-      cp_async16(stage + job, valid > 0 ? row : anywhere, valid * Shape::kBytes);
-    } else {
-      stage[job] = load_chunk_by_elements<kIn>(row, valid);
+    for (; r < rows; r += kRowStep, chunk += kThreads, source += source_step) {
+      cp_async16(chunk, source, bytes);
+    }
+    for (; r < filled_rows; r += kRowStep, chunk += kThreads) *chunk = make_uint4(0, 0, 0, 0);
+  } else {
+#pragma unroll 4
+    for (int r = r0; r < filled_rows; r += kRowStep, chunk += kThreads, row += step) {
+      *chunk = load_chunk_by_elements<kIn>(row, r < rows ? column_valid : 0);
     }
   }
 }
