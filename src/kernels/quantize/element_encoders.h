@@ -175,21 +175,33 @@ GG_HD uint32_t mx_fp8x2_finite(float x0, float x1, float m) {
   return fp8x2_satfinite<kFp8>(x0 * m, x1 * m);
 }
 
-// The e2m1 magnitude code of a = min(|y|, 6) (see the top).
-GG_HD uint32_t e2m1_magnitude(float a) {
+// The e2m1 magnitude code of a = min(|y|, 6) (see the top) in the low
+// three bits; the bits above are not cleared.
+GG_HD uint32_t e2m1_magnitude_bits(float a) {
   constexpr uint32_t kRebias = 252u << 22;  // 126 exponent steps (bias 127 to 1), two codes each
-  const uint32_t halves = fmt::float_bits(a + 0x1p22f) & 0x7u;
+  const uint32_t halves = fmt::float_bits(a + 0x1p22f);
   const uint32_t bits = fmt::float_bits(a);
   const uint32_t rounded = (bits - kRebias + 0x1FFFFFu + ((bits >> 22) & 1u)) >> 22;
   return a < 2.0f ? halves : rounded;
 }
 
-// The sign bit of an e2m1 code for the fp32 bits of a value of that sign.
-GG_HD uint32_t e2m1_sign(uint32_t bits) { return (bits >> 28) & 0x8u; }
+// The e2m1 code of magnitude bits (e2m1_magnitude_bits) and the sign of
+// the fp32 bits `sign_bits`: (magnitude & 7) | (sign_bits >> 28 & 8), one
+// LOP3 on the device (the shifted sign has no bit above 3).
+GG_HD uint32_t e2m1_signed(uint32_t magnitude, uint32_t sign_bits) {
+  const uint32_t sign = sign_bits >> 28;
+#if defined(__CUDA_ARCH__)
+  uint32_t code;  // (magnitude & 7) | (sign & ~7)
+  asm("lop3.b32 %0, %1, %2, 7, 0xE4;" : "=r"(code) : "r"(magnitude), "r"(sign));
+  return code;
+#else
+  return (magnitude & 0x7u) | (sign & 0x8u);
+#endif
+}
 
 // fmt::float_to_e2m1 of a y that is not NaN.
 GG_HD uint32_t e2m1_code_number(float y) {
-  return e2m1_magnitude(fminf(fabsf(y), 6.0f)) | e2m1_sign(fmt::float_bits(y));
+  return e2m1_signed(e2m1_magnitude_bits(fminf(fabsf(y), 6.0f)), fmt::float_bits(y));
 }
 
 // fmt::float_to_e2m1.
@@ -202,7 +214,8 @@ GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1
 // nvfp4_code for x that the step's divider covers: the quotient's magnitude
 // (exact, or under 2^-20 where the code is 0 either way) and x's sign.
 GG_HD uint32_t nvfp4_code_finite(float x, const ScaleDivider& step) {
-  return e2m1_magnitude(fminf(fabsf(step.quotient(x)), 6.0f)) | e2m1_sign(fmt::float_bits(x));
+  return e2m1_signed(e2m1_magnitude_bits(fminf(fabsf(step.quotient(x)), 6.0f)),
+                     fmt::float_bits(x));
 }
 
 // fmt::float_to_ue4m3: NaN -> 0x7F, negative (-0 included) -> 0, else e4m3

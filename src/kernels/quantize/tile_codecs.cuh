@@ -113,7 +113,7 @@ struct Nvfp4 {
   // A zero step is outside the divider's fast range.
   __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
   __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
-    return nvfp4_code_finite(x0, c) | nvfp4_code_finite(x1, c) << 4;
+    return nvfp4_code_finite(x0, c) + (nvfp4_code_finite(x1, c) << 4);
   }
   __device__ static uint32_t encode2(const Coder& c, float x0, float x1) {
     return nvfp4_code(x0, c.scale) | nvfp4_code(x1, c.scale) << 4;
