@@ -126,9 +126,14 @@ GG_HD float nvfp4_tensor_scale(float tensor_amax) {
   return usable_scale_or_one(tensor_amax / kNvfp4TensorRange);
 }
 
-GG_HD uint8_t nvfp4_block_scale(float block_amax, float tensor_scale) {
+// (block_amax / 6) / tensor_scale, the value the block scale rounds.
+GG_HD float nvfp4_block_scale_quotient(float block_amax, float tensor_scale) {
   const float per_element = block_amax / kE2m1Max;
-  return float_to_ue4m3(per_element / tensor_scale);
+  return per_element / tensor_scale;
+}
+
+GG_HD uint8_t nvfp4_block_scale(float block_amax, float tensor_scale) {
+  return float_to_ue4m3(nvfp4_block_scale_quotient(block_amax, tensor_scale));
 }
 
 GG_HD uint8_t nvfp4_quantize_element(float x, uint8_t block_scale, float tensor_scale) {

@@ -9,10 +9,12 @@
 // and the special values.
 //
 // The quantizer's fast element encoders (kernels/quantize/element_encoders.h:
-// the fp8 conversion instruction, the mxfp8 product, the e2m1 ladder) are
+// the fp8 conversion instruction, the mxfp8 product, the e2m1 arithmetic) are
 // checked on the device against the host's fmt:: rules over every bf16
 // input under 64 scales of each kind, the fp32 edge values and every
-// rounding boundary (formats/encoder_inputs.h).
+// rounding boundary (formats/encoder_inputs.h); e2m1_code and the ue4m3
+// conversions (instructions on the device) against the fmt:: rules over
+// every fp32 pattern and every code.
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <gtest/gtest.h>
@@ -214,6 +216,51 @@ TEST(DeviceAgreement, FastQuantizeEncodersGiveTheReferenceBits) {
     }
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+// Counts the patterns from `begin` on which the device encoders differ from
+// the fmt:: rules; `first` gets one of them.
+__global__ void every_fp32_kernel(uint64_t begin, unsigned long long* mismatches,
+                                  uint32_t* first) {
+  namespace f = gg::fmt;
+  namespace q = gg::quantize;
+  const uint64_t pattern = begin + static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint32_t bits = static_cast<uint32_t>(pattern);
+  const float y = f::bits_float(bits);
+  const uint32_t e2m1 = f::float_to_e2m1(y);
+  bool bad = q::e2m1_code(y) != e2m1 || (y == y && q::e2m1_code_number(y) != e2m1) ||
+             q::ue4m3_code(y) != f::float_to_ue4m3(y);
+  if (pattern < 256) {
+    const uint8_t code = static_cast<uint8_t>(pattern);
+    bad = bad ||
+          bits_of_float(q::ue4m3_value(code & 0x7Fu)) != bits_of_float(f::ue4m3_to_float(code));
+  }
+  if (bad && atomicAdd(mismatches, 1ull) == 0) *first = bits;
+}
+
+TEST(DeviceAgreement, E2m1AndUe4m3EncodersOverEveryFp32) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  unsigned long long* mismatches = nullptr;
+  uint32_t* first = nullptr;
+  GG_CUDA_OK(cudaMalloc(&mismatches, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMalloc(&first, sizeof(*first)));
+  GG_CUDA_OK(cudaMemset(mismatches, 0, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMemset(first, 0, sizeof(*first)));
+  constexpr uint64_t kPerLaunch = uint64_t{1} << 30;
+  for (uint64_t begin = 0; begin < (uint64_t{1} << 32); begin += kPerLaunch) {
+    every_fp32_kernel<<<static_cast<unsigned>(kPerLaunch / 256), 256>>>(begin, mismatches, first);
+    GG_CUDA_OK(cudaGetLastError());
+  }
+  unsigned long long count = 0;
+  uint32_t bits = 0;
+  GG_CUDA_OK(cudaMemcpy(&count, mismatches, sizeof(count), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaMemcpy(&bits, first, sizeof(bits), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaFree(mismatches));
+  GG_CUDA_OK(cudaFree(first));
+  EXPECT_EQ(count, 0u) << "e.g. fp32 bits " << std::hex << bits;
 }
 
 }  // namespace

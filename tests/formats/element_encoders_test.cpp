@@ -1,17 +1,18 @@
 // The quantizer's fast element encoders (kernels/quantize/element_encoders.h)
 // give the fmt:: bits on the host: the mxfp8 product by a power of two, the
-// NaN and zero-step patches and the e2m1 comparison ladder are checked here
-// over every bf16 input under every scale slot, the fp32 edge values and the
-// rounding boundaries (encoder_inputs.h), and e2m1_code over every fp32 of
-// magnitude 2^-3 to 2^3, where all its midpoints lie; the reciprocal
-// division against x / s on random pairs over its whole range. The fp8 instruction
-// itself is device code: tests/formats/device_agreement_test.cu runs the
-// same cases on the GPU.
+// NaN and zero-step patches and the e2m1 arithmetic are checked here over
+// every bf16 input under every scale slot, the fp32 edge values and the
+// rounding boundaries (encoder_inputs.h), and e2m1_code over every fp32
+// pattern; the reciprocal division against x / s on random pairs over its
+// whole range. The fp8 instruction itself is device code:
+// tests/formats/device_agreement_test.cu runs the same cases on the GPU.
 #include <gtest/gtest.h>
 #include <math.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "formats/encoder_inputs.h"
@@ -41,23 +42,35 @@ TEST(ElementEncoders, HostPathGivesTheReferenceBits) {
   EXPECT_EQ(mismatches, 0);
 }
 
-TEST(ElementEncoders, E2m1LadderOverEveryMidpointBinade) {
-  int mismatches = 0;
-  const uint32_t first = gg::fmt::float_bits(0.125f);
-  const uint32_t last = gg::fmt::float_bits(8.0f);
-  for (uint32_t bits = first; bits <= last && mismatches < 20; ++bits) {
-    for (uint32_t sign : {0u, gg::fmt::kF32SignBit}) {
-      const float y = float_of_bits(bits | sign);
-      const uint32_t fast = gg::quantize::e2m1_code(y);
-      const uint32_t want = gg::fmt::float_to_e2m1(y);
-      if (fast != want) {
-        ++mismatches;
-        ADD_FAILURE() << "y bits " << std::hex << (bits | sign) << ": fast " << fast
-                      << " reference " << want;
+// e2m1_code, and e2m1_code_number where y is not NaN, against
+// fmt::float_to_e2m1 over all 2^32 patterns, split across threads.
+TEST(ElementEncoders, E2m1CodeOverEveryFp32) {
+  const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  const uint64_t patterns = uint64_t{1} << 32;
+  std::vector<uint64_t> mismatches(threads, 0);
+  std::vector<uint32_t> first_bad(threads, 0);
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < threads; ++w) {
+    workers.emplace_back([&, w] {
+      const uint64_t begin = patterns * w / threads;
+      const uint64_t end = patterns * (w + 1) / threads;
+      for (uint64_t p = begin; p < end; ++p) {
+        const uint32_t bits = static_cast<uint32_t>(p);
+        const float y = float_of_bits(bits);
+        const uint32_t want = gg::fmt::float_to_e2m1(y);
+        const bool bad = gg::quantize::e2m1_code(y) != want ||
+                         (y == y && gg::quantize::e2m1_code_number(y) != want);
+        if (bad && mismatches[w]++ == 0) first_bad[w] = bits;
       }
-    }
+    });
   }
-  EXPECT_EQ(mismatches, 0);
+  for (std::thread& t : workers) t.join();
+  for (unsigned w = 0; w < threads; ++w) {
+    const float y = float_of_bits(first_bad[w]);
+    EXPECT_EQ(mismatches[w], 0u) << "first mismatch at bits " << std::hex << first_bad[w]
+                                 << ": fast " << gg::quantize::e2m1_code(y) << " reference "
+                                 << +gg::fmt::float_to_e2m1(y);
+  }
 }
 
 // ScaleDivider::divide is x / s, correctly rounded, wherever the quotient is

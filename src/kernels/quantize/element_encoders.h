@@ -36,12 +36,22 @@
 // near overflow take the division (tests/formats: every bf16 under 64 scales on host and device,
 // and 20 million random pairs on the host).
 //
-// e2m1 (nvfp4 elements) has no instruction before sm_100: its eight
-// magnitudes make round-to-nearest-even a sum of seven comparisons against
-// the midpoints, closed (>=) where the tie goes up to an even code
-// (0.75 -> 1, 1.75 -> 2, 3.5 -> 4) and open where it stays down (0.25 -> 0,
-// 1.25 -> 1, 2.5 -> 2, 5 -> 4). Infinity is past every midpoint (+-6, as
-// the reference saturates); NaN fails every comparison and is patched to +6.
+// e2m1 (nvfp4 elements) has no instruction before sm_100; its code comes
+// from the fp32 bits in about ten instructions. Clamping |y| to 6 first
+// makes saturation (+-inf included) plain rounding. Below 2 the grid is the
+// multiples of 0.5: 2^22 + a, whose ulp is 0.5, rounds a to it by the one
+// addition, ties to even, and the low bits of the sum count the halves.
+// From 1 on, e2m1 is a float with one mantissa bit, bias 1: the fp32 bits,
+// rebased by 126 exponent steps, rounded to nearest even at bit 22 and
+// shifted down are the code (a carry out of the mantissa bumps the exponent,
+// 6 is 7). NaN is patched to +6; a quotient that skips the patch (the short
+// path: finite elements) takes its sign from x itself. Both are checked
+// against fmt::float_to_e2m1 over every fp32 pattern.
+//
+// The nvfp4 block scale is a ue4m3 code: the reference's generic minifloat
+// walk to encode it and back is the e4m3 conversion instructions on sm_89+
+// (cvt.rn.satfinite.e4m3x2.f32, cvt.rn.f16x2.e4m3x2), with the reference's
+// NaN and negative rules patched in.
 #pragma once
 
 #include <math.h>
@@ -101,17 +111,34 @@ struct ScaleDivider {
   // range, and amax finite with amax / s far from overflow.
   GG_HD bool covers(float amax) const { return fast && amax * reciprocal < 0x1p100f; }
 
-  // x / s for |x| within what covers() accepted.
-  GG_HD float divide(float x) const {
+  // x / s for |x| within what covers() accepted, but for the sign of a
+  // quotient under 2^-20 (see divide).
+  GG_HD float quotient(float x) const {
 #if defined(__CUDA_ARCH__)
     const float q0 = __fmul_rn(x, reciprocal);  // not to be fused into the next fma
 #else
     const float q0 = x * reciprocal;
 #endif
     const float q1 = fmaf(fmaf(-q0, scale, x), reciprocal, q0);
-    const float q2 = fmaf(fmaf(-q1, scale, x), reciprocal, q1);
-    return fmt::bits_float((fmt::float_bits(q2) & ~fmt::kF32SignBit) |
+    return fmaf(fmaf(-q1, scale, x), reciprocal, q1);
+  }
+
+  // x / s for |x| within what covers() accepted.
+  GG_HD float divide(float x) const { return with_sign_of(quotient(x), x); }
+
+  // q with the sign bit of x: one LOP3 on the device, where the plain
+  // expression compiles to two.
+  GG_HD static float with_sign_of(float q, float x) {
+#if defined(__CUDA_ARCH__)
+    uint32_t bits;
+    asm("lop3.b32 %0, %1, %2, %3, 0xD8;"  // (q & ~sign) | (x & sign)
+        : "=r"(bits)
+        : "r"(fmt::float_bits(q)), "r"(fmt::float_bits(x)), "n"(fmt::kF32SignBit));
+    return fmt::bits_float(bits);
+#else
+    return fmt::bits_float((fmt::float_bits(q) & ~fmt::kF32SignBit) |
                            (fmt::float_bits(x) & fmt::kF32SignBit));
+#endif
   }
 };
 
@@ -148,24 +175,75 @@ GG_HD uint32_t mx_fp8x2_finite(float x0, float x1, float m) {
   return fp8x2_satfinite<kFp8>(x0 * m, x1 * m);
 }
 
-// fmt::float_to_e2m1.
-GG_HD uint32_t e2m1_code(float y) {
-  const float a = fmt::bits_float(fmt::float_bits(y) & ~fmt::kF32SignBit);
-  const uint32_t magnitude = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
-                             static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
-                             static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
-                             static_cast<uint32_t>(a > 5.0f);
-  const uint32_t sign = (fmt::float_bits(y) >> 31) << 3;
-  return y != y ? 0x7u : (sign | magnitude);
+// The e2m1 magnitude code of a = min(|y|, 6) (see the top) in the low
+// three bits; the bits above are not cleared.
+GG_HD uint32_t e2m1_magnitude_bits(float a) {
+  constexpr uint32_t kRebias = 252u << 22;  // 126 exponent steps (bias 127 to 1), two codes each
+  const uint32_t halves = fmt::float_bits(a + 0x1p22f);
+  const uint32_t bits = fmt::float_bits(a);
+  const uint32_t rounded = (bits - kRebias + 0x1FFFFFu + ((bits >> 22) & 1u)) >> 22;
+  return a < 2.0f ? halves : rounded;
 }
+
+// The e2m1 code of magnitude bits (e2m1_magnitude_bits) and the sign of
+// the fp32 bits `sign_bits`: (magnitude & 7) | (sign_bits >> 28 & 8), one
+// LOP3 on the device (the shifted sign has no bit above 3).
+GG_HD uint32_t e2m1_signed(uint32_t magnitude, uint32_t sign_bits) {
+  const uint32_t sign = sign_bits >> 28;
+#if defined(__CUDA_ARCH__)
+  uint32_t code;  // (magnitude & 7) | (sign & ~7)
+  asm("lop3.b32 %0, %1, %2, 7, 0xE4;" : "=r"(code) : "r"(magnitude), "r"(sign));
+  return code;
+#else
+  return (magnitude & 0x7u) | (sign & 0x8u);
+#endif
+}
+
+// fmt::float_to_e2m1 of a y that is not NaN.
+GG_HD uint32_t e2m1_code_number(float y) {
+  return e2m1_signed(e2m1_magnitude_bits(fminf(fabsf(y), 6.0f)), fmt::float_bits(y));
+}
+
+// fmt::float_to_e2m1.
+GG_HD uint32_t e2m1_code(float y) { return y != y ? 0x7u : e2m1_code_number(y); }
 
 // fmt::nvfp4_quantize_element given step = ue4m3_to_float(block) * tensor
 // scale, the product the reference forms (0: the element codes to 0).
 GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1_code(x / step); }
 
-// nvfp4_code for x that the step's divider covers.
+// nvfp4_code for x that the step's divider covers: the quotient's magnitude
+// (exact, or under 2^-20 where the code is 0 either way) and x's sign.
 GG_HD uint32_t nvfp4_code_finite(float x, const ScaleDivider& step) {
-  return e2m1_code(step.divide(x));
+  return e2m1_signed(e2m1_magnitude_bits(fminf(fabsf(step.quotient(x)), 6.0f)),
+                     fmt::float_bits(x));
+}
+
+// fmt::float_to_ue4m3: NaN -> 0x7F, negative (-0 included) -> 0, else e4m3
+// rounded to nearest even, saturating at 448.
+GG_HD uint32_t ue4m3_code(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint32_t bits = fmt::float_bits(v);
+  const uint32_t code = fp8x2_satfinite<GG_DTYPE_E4M3>(v, 0.0f) & 0xFFu;
+  if ((bits & ~fmt::kF32SignBit) > fmt::kF32Inf) return 0x7Fu;
+  return (bits & fmt::kF32SignBit) ? 0u : code;
+#else
+  return fmt::float_to_ue4m3(v);
+#endif
+}
+
+// fmt::ue4m3_to_float: every code but the NaN 0x7F is an exact fp16, and
+// the NaN is the reference's quiet NaN with the code's mantissa.
+GG_HD float ue4m3_value(uint32_t code) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint16_t e4m3 = static_cast<uint16_t>(code & 0x7Fu);
+  uint32_t halves;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(e4m3));
+  float value;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(static_cast<uint16_t>(halves & 0xFFFFu)));
+  return e4m3 == 0x7Fu ? fmt::bits_float(fmt::kF32QuietNan | (0x7u << 20)) : value;
+#else
+  return fmt::ue4m3_to_float(static_cast<uint8_t>(code));
+#endif
 }
 
 }  // namespace gg::quantize

@@ -40,8 +40,9 @@
 // Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
 // is finite takes the short encoders (division by the reciprocal with
 // Markstein's corrections, or the mxfp8 product, then the fp8 conversion
-// instruction), any other block the exact ones; both give the reference's
-// bits. A 128x128 block takes the tile's amax, reduced over the CTA.
+// instruction or the e2m1 arithmetic; fp16 elements are widened by the
+// conversion instruction, exact for finite values), any other block the
+// exact ones; both give the reference's bits. A 128x128 block takes the tile's amax, reduced over the CTA.
 //
 // Formats whose scale comes from an amax (fp8 tensor/group scale, the nvfp4
 // tensor scale) or a requested amax output take a first launch over the
@@ -121,6 +122,18 @@ __device__ uint32_t encode2(const typename Codec::Coder& coder, float x0, float 
   else return Codec::encode2(coder, x0, x1);
 }
 
+// The elements of a pair; on the short path every element is finite.
+template <bool kShort, class In>
+__device__ float low_of(typename In::Pair p) {
+  if constexpr (kShort) return In::low_finite(p);
+  else return In::low(p);
+}
+template <bool kShort, class In>
+__device__ float high_of(typename In::Pair p) {
+  if constexpr (kShort) return In::high_finite(p);
+  else return In::high(p);
+}
+
 // Calls f(std::true_type) when `short_path`, else f(std::false_type): one
 // branch around a run, each side straight code.
 template <class F>
@@ -137,8 +150,13 @@ struct TileContext {
 };
 
 // The rowwise output of a tile: output rows = tokens, blocks along K. A
-// thread codes one 16-byte input chunk; the lanes of a row are a half warp
-// (16-bit input) or a warp (fp32), and a block's lanes are adjacent.
+// thread codes one 16-byte input chunk of a row; the lanes of a row are a
+// half warp (16-bit input) or a warp (fp32), and a block's lanes are
+// adjacent. A thread keeps its column from row to row (kThreads is a
+// multiple of a row's lanes), so everything but the row's offsets is set
+// up once, and the offsets step by a constant. Warps run whole: rows past
+// the tile's up to the warp's last read the zero fill and store nothing,
+// so the block shuffles take the full mask.
 template <gg_dtype kIn, class Codec>
 __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint4* tile,
                               const Codec& codec, const TileContext& ctx) {
@@ -146,48 +164,60 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
   using In = InputType<kIn>;
   constexpr int kVec = Shape::kVec;
   constexpr int kRowLanes = Shape::kRowChunks;
+  constexpr int kRowStep = kThreads / kRowLanes;  // rows between a thread's chunks
+  constexpr int kWarpRows = 32 / kRowLanes;
   constexpr int kBlockLanes = Codec::kBlock > 0 ? Codec::kBlock / kVec : 1;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const unsigned row_lanes =
-      kRowLanes >= 32 ? 0xffffffffu : ((1u << kRowLanes) - 1u) << (lane & ~(kRowLanes - 1));
+  const int chunk = static_cast<int>(threadIdx.x) % kRowLanes;
+  const int c = chunk * kVec;
+  const int first_row = static_cast<int>(threadIdx.x) / kRowLanes;
+  const int warp_rows = (t.rows + kWarpRows - 1) / kWarpRows * kWarpRows;
+  const bool column = c < t.cols;
+  const bool stores_scale = column && chunk % kBlockLanes == 0;
+  const uint32_t valid =
+      t.cols - c >= kVec ? (1u << kVec) - 1u : (1u << max(t.cols - c, 0)) - 1u;
+  int64_t scale_index = 0;
+  if constexpr (Codec::kBlock > 0) {
+    scale_index = ctx.matrix * out.scale_matrix_entries +
+                  (t.token0 + first_row) * out.scale_row_length + (t.k0 + c) / Codec::kBlock;
+  }
+  const int64_t scale_step = kRowStep * out.scale_row_length;
+  uint8_t* bytes = code_byte<Codec::kBits>(out.data, ctx.matrix * out.matrix_stride +
+                                                         (t.token0 + first_row) * out.row_stride +
+                                                         t.k0 + c);
+  const int64_t byte_step = kRowStep * out.row_stride * Codec::kBits / 8;
+  const uint4* source = tile + threadIdx.x;
 #pragma unroll 1
-  for (int job = threadIdx.x; job < t.rows * kRowLanes; job += kThreads) {
-    const int r = job / kRowLanes;
-    const int c = (job % kRowLanes) * kVec;
-    const uint4 v = tile[job];
+  for (int r = first_row; r < warp_rows;
+       r += kRowStep, source += kThreads, scale_index += scale_step, bytes += byte_step) {
+    const uint4 v = *source;
     uint32_t amax = max_bits<kIn>(chunk_magnitude<kIn>(v));
     float param = ctx.tile_param;
     if constexpr (Codec::kBlock > 0) {
 #pragma unroll
-      for (int d = 1; d < kBlockLanes; d *= 2) amax = max(amax, __shfl_xor_sync(row_lanes, amax, d));
+      for (int d = 1; d < kBlockLanes; d *= 2) {
+        amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, d));
+      }
       const BlockDecision decision = codec.decide(fmt::bits_float(amax));
       param = decision.param;
-      if (c < t.cols && job % kBlockLanes == 0) {
-        Codec::store(out,
-                     ctx.matrix * out.scale_matrix_entries + (t.token0 + r) * out.scale_row_length +
-                         (t.k0 + c) / Codec::kBlock,
-                     decision.stored);
-      }
+      if (stores_scale && r < t.rows) Codec::store(out, scale_index, decision.stored);
     }
-    if (c >= t.cols) continue;
+    if (!column || r >= t.rows) continue;
     typename In::Pair pairs[Shape::kPairsPerVec];
     memcpy(pairs, &v, sizeof v);
     uint32_t codes[(Codec::kBits * kVec + 31) / 32] = {};
     const auto coder = Codec::coder(param);
     by_path(Codec::short_path(coder, fmt::bits_float(amax)), [&](auto path) {
+      constexpr bool kShort = decltype(path)::value;
 #pragma unroll
       for (int i = 0; i < Shape::kPairsPerVec; ++i) {
         const int bit = 2 * i * Codec::kBits;
-        codes[bit / 32] |=
-            encode2<decltype(path)::value, Codec>(coder, In::low(pairs[i]), In::high(pairs[i]))
-            << (bit % 32);
+        // Added, not ORed, into disjoint fields: the shift folds into one LEA.
+        codes[bit / 32] += encode2<kShort, Codec>(coder, low_of<kShort, In>(pairs[i]),
+                                                  high_of<kShort, In>(pairs[i]))
+                           << (bit % 32);
       }
     });
-    const int valid_cols = t.cols - c;
-    const uint32_t valid = valid_cols >= kVec ? (1u << kVec) - 1u : (1u << valid_cols) - 1u;
-    store_codes<Codec::kBits, kVec>(
-        out.data, ctx.matrix * out.matrix_stride + (t.token0 + r) * out.row_stride + t.k0 + c,
-        codes, valid);
+    store_codes<Codec::kBits, kVec>(bytes, codes, valid);
   }
 }
 
@@ -293,10 +323,13 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
       const typename In::Pair a = run.at(i);
       const typename In::Pair b = run.at(i + 1);
       const int s = kSpans == 2 ? i / 16 : 0;
-      const int bit = i * kBits;
-      codes[0][bit / 32] |= encode2<kShort, Codec>(coders[0][s], In::low(a), In::low(b)) << (bit % 32);
-      codes[1][bit / 32] |= encode2<kShort, Codec>(coders[1][s], In::high(a), In::high(b))
-                            << (bit % 32);
+      const int bit = i * kBits;  // disjoint fields, added as in write_rowwise
+      codes[0][bit / 32] +=
+          encode2<kShort, Codec>(coders[0][s], low_of<kShort, In>(a), low_of<kShort, In>(b))
+          << (bit % 32);
+      codes[1][bit / 32] +=
+          encode2<kShort, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
+          << (bit % 32);
     }
   });
 #pragma unroll
@@ -314,40 +347,63 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
 // 16-byte chunk of an output row, aligned in memory (group starts are not):
 // its four words take the code bits that land in them, shifted by the row's
 // misalignment, and leave in one vector store unless the chunk holds the
-// group's first or last tokens.
+// group's first or last tokens. Its (row, chunk) advances by a constant per
+// job, carried by hand rather than divided out. Code words before or past
+// the row's are read from within the row (the chunk index wraps): their
+// bits fall on elements outside the group, which the store leaves alone.
 template <int kBits>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage* stage) {
   constexpr int kPerChunk = 128 / kBits;  // elements per 16-byte chunk
   constexpr int kRowWords = kTm * kBits / 32;
+  constexpr int kCodeChunks = kRowWords / 4;  // 16-byte chunks of a code row
   // 16-byte chunks a row's codes can touch: one more than they fill, for the skew.
   constexpr int kRowChunks = (kTm + kPerChunk - 1) / kPerChunk + 1;
+  constexpr int kRowStep = kThreads / kRowChunks;  // a job's step: kRowStep rows ...
+  constexpr int kChunkStep = kThreads % kRowChunks;  // ... and kChunkStep chunks
+  int k = static_cast<int>(threadIdx.x) / kRowChunks;
+  int c = static_cast<int>(threadIdx.x) % kRowChunks;
+  int64_t first = matrix * out.matrix_stride + (t.k0 + k) * out.row_stride + t.token0;
+  const int64_t first_step = kRowStep * out.row_stride;
 #pragma unroll 1
-  for (int job = threadIdx.x; job < t.cols * kRowChunks; job += kThreads) {
-    const int k = job / kRowChunks;
-    const int c = job % kRowChunks;
-    const int64_t first = matrix * out.matrix_stride + (t.k0 + k) * out.row_stride + t.token0;
-    const int skew = static_cast<int>(first % kPerChunk);
+  for (; k < t.cols; c += kChunkStep, k += kRowStep, first += first_step) {
+    if (c >= kRowChunks) {
+      c -= kRowChunks;
+      k += 1;
+      first += out.row_stride;
+      if (k >= t.cols) break;
+    }
+    const int skew = static_cast<int>(static_cast<uint64_t>(first) % kPerChunk);
     if (c * kPerChunk >= skew + t.rows) continue;
     const int bit0 = 128 * c - skew * kBits;  // code bit of the chunk's first bit (may be < 0)
     const int w0 = bit0 >> 5;
     const int shift = bit0 & 31;
+    // Words w0 .. w0 + 4 lie in code chunks j0 and j0 + 1, from word o of
+    // j0: two vector loads, then o picked by two selects a word.
+    const uint32_t* row = stage->codes + k * kRowWords;
+    const int j0 = w0 >> 2;
+    const int o = w0 & 3;
+    const auto code_chunk = [&](int j) {
+      return *reinterpret_cast<const uint4*>(row + (((j ^ (k >> 1)) & (kCodeChunks - 1)) << 2));
+    };
+    const uint4 lower = code_chunk(j0);
+    const uint4 upper = code_chunk(j0 + 1);
+    const uint32_t window[8] = {lower.x, lower.y, lower.z, lower.w,
+                                upper.x, upper.y, upper.z, upper.w};
+    uint32_t by_two[6];
+#pragma unroll
+    for (int i = 0; i < 6; ++i) by_two[i] = (o & 2) ? window[i + 2] : window[i];
     uint32_t code_words[5];
 #pragma unroll
-    for (int i = 0; i < 5; ++i) {
-      const int w = w0 + i;
-      code_words[i] = w >= 0 && w < kRowWords ? stage->codes[code_index<kBits>(k, w)] : 0u;
-    }
+    for (int i = 0; i < 5; ++i) code_words[i] = (o & 1) ? by_two[i + 1] : by_two[i];
     uint32_t words[4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      words[i] = shift == 0 ? code_words[i] : __funnelshift_r(code_words[i], code_words[i + 1], shift);
-    }
+    for (int i = 0; i < 4; ++i) words[i] = __funnelshift_r(code_words[i], code_words[i + 1], shift);
     const int lo = max(0, skew - c * kPerChunk);
     const int hi = min(kPerChunk, skew + t.rows - c * kPerChunk);
     const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
-    store_codes<kBits, kPerChunk>(out.data, first - skew + c * kPerChunk, words,
-                                  below_hi & ~((1u << lo) - 1u));
+    store_codes<kBits, kPerChunk>(code_byte<kBits>(out.data, first - skew + c * kPerChunk),
+                                  words, below_hi & ~((1u << lo) - 1u));
   }
 }
 
@@ -374,9 +430,11 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
 }
 
 // Codes one tile from its stage. Every thread calls it (it has barriers).
+// Inlined: as a call it would take the tile descriptor through the stack.
 template <gg_dtype kIn>
-__device__ void code_tile(const QuantizeParams& p, const Tile& t, const uint4* tile,
-                          CodeStage* stage, bool need_tile_amax) {
+__device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t,
+                                          const uint4* tile, CodeStage* stage,
+                                          bool need_tile_amax) {
   const int64_t matrix = p.stacked ? t.g : 0;
   const bool columnwise = p.columnwise.data != nullptr;
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;

@@ -103,8 +103,8 @@ struct Nvfp4 {
   using Coder = ScaleDivider;
   float outer;  // the tensor or group scale
   __device__ BlockDecision decide(float amax) const {
-    const uint8_t scale = fmt::nvfp4_block_scale(amax, outer);
-    return {scale, fmt::ue4m3_to_float(scale) * outer};
+    const uint32_t scale = ue4m3_code(fmt::nvfp4_block_scale_quotient(amax, outer));
+    return {scale, ue4m3_value(scale) * outer};
   }
   __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
     out.block_scales[index] = static_cast<uint8_t>(stored);
@@ -113,7 +113,7 @@ struct Nvfp4 {
   // A zero step is outside the divider's fast range.
   __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
   __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
-    return nvfp4_code_finite(x0, c) | nvfp4_code_finite(x1, c) << 4;
+    return nvfp4_code_finite(x0, c) + (nvfp4_code_finite(x1, c) << 4);
   }
   __device__ static uint32_t encode2(const Coder& c, float x0, float x1) {
     return nvfp4_code(x0, c.scale) | nvfp4_code(x1, c.scale) << 4;

@@ -39,6 +39,8 @@ struct Tile {
 // reference's amax_accumulate uses, NaN above inf). For 16-bit inputs that
 // is the 15-bit patterns, two to a word, maxed by one SIMD instruction:
 // both formats decode monotonically in them, NaN payloads included.
+// low_finite / high_finite are low / high for pairs known to hold finite
+// elements (fp16: the conversion instruction, exact for every finite value).
 template <gg_dtype kIn>
 struct InputType;
 
@@ -49,6 +51,8 @@ struct InputType<GG_DTYPE_BF16> {
   using Mag = uint32_t;
   __device__ static float low(Pair p) { return fmt::bits_float(p << 16); }
   __device__ static float high(Pair p) { return fmt::bits_float(p & 0xFFFF0000u); }
+  __device__ static float low_finite(Pair p) { return low(p); }
+  __device__ static float high_finite(Pair p) { return high(p); }
   __device__ static Mag magnitude(Pair p) { return p & 0x7FFF7FFFu; }
   __device__ static Mag max(Mag a, Mag b) { return __vmaxu2(a, b); }
   __device__ static Mag zero() { return 0; }
@@ -65,6 +69,13 @@ struct InputType<GG_DTYPE_FP16> {
   __device__ static float decode(uint32_t v) { return fmt::fp16_to_float(static_cast<uint16_t>(v)); }
   __device__ static float low(Pair p) { return decode(p & 0xFFFFu); }
   __device__ static float high(Pair p) { return decode(p >> 16); }
+  __device__ static float convert(uint32_t v) {
+    float x;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(static_cast<uint16_t>(v)));
+    return x;
+  }
+  __device__ static float low_finite(Pair p) { return convert(p & 0xFFFFu); }
+  __device__ static float high_finite(Pair p) { return convert(p >> 16); }
   __device__ static Mag magnitude(Pair p) { return p & 0x7FFF7FFFu; }
   __device__ static Mag max(Mag a, Mag b) { return __vmaxu2(a, b); }
   __device__ static Mag zero() { return 0; }
@@ -79,6 +90,8 @@ struct InputType<GG_DTYPE_FP32> {
   using Mag = uint2;
   __device__ static float low(Pair p) { return fmt::bits_float(p.x); }
   __device__ static float high(Pair p) { return fmt::bits_float(p.y); }
+  __device__ static float low_finite(Pair p) { return low(p); }
+  __device__ static float high_finite(Pair p) { return high(p); }
   __device__ static Mag magnitude(Pair p) { return make_uint2(p.x & 0x7FFFFFFFu, p.y & 0x7FFFFFFFu); }
   __device__ static Mag max(Mag a, Mag b) { return make_uint2(::max(a.x, b.x), ::max(a.y, b.y)); }
   __device__ static Mag zero() { return make_uint2(0, 0); }
@@ -165,28 +178,43 @@ __device__ void cp_async_wait() {
 // Starts the copy of tile t into `stage` (kTileBytes, rows of kTk elements):
 // rows up to the next multiple of 32 past the valid ones are zero-filled
 // (the columnwise writer reads them), later rows are left alone (nobody
-// reads them). With aligned input rows every chunk is one cp.async whose
-// source size is its valid bytes; otherwise chunks are loaded element by
-// element and stored here, synchronously.
+// reads them). With aligned input rows every chunk of a valid row is one
+// cp.async whose source size is its valid bytes; otherwise chunks are
+// loaded element by element and stored here, synchronously. The descriptor's fields are read
+// once: it may live in shared memory, which the copies write, so the
+// compiler would reload them after every copy.
 template <gg_dtype kIn>
 __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
                           uint4* stage) {
   using Shape = TileShape<kIn>;
   constexpr int kRowStep = kThreads / Shape::kRowChunks;  // a thread's column, every kRowStep rows
-  const int filled_rows = (t.rows + 31) / 32 * 32;
+  const int rows = t.rows;
+  const int cols = t.cols;
+  const int filled_rows = (rows + 31) / 32 * 32;
   const int r0 = static_cast<int>(threadIdx.x) / Shape::kRowChunks;
   const int c = (static_cast<int>(threadIdx.x) % Shape::kRowChunks) * Shape::kVec;
-  const int column_valid = c < t.cols ? min(Shape::kVec, t.cols - c) : 0;
+  const int column_valid = c < cols ? min(Shape::kVec, cols - c) : 0;
   const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
   const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
+  const int64_t step = kRowStep * p.input_stride;
+  uint4* chunk = stage + threadIdx.x;
+  if (p.aligned_input) {
+    // The same source size for every row of the tile: the copies of a
+    // column past the valid ones read nothing from one place; the zero
+    // rows are plain stores.
+    const int bytes = column_valid * Shape::kBytes;
+    const auto* source = column_valid > 0 ? row : anywhere;
+    const int64_t source_step = column_valid > 0 ? step : 0;
+    int r = r0;
 #pragma unroll 4
-  for (int r = r0, job = threadIdx.x; r < filled_rows;
-       r += kRowStep, job += kThreads, row += kRowStep * p.input_stride) {
-    const int valid = r < t.rows ? column_valid : 0;
-    if (p.aligned_input) {
-      cp_async16(stage + job, valid > 0 ? row : anywhere, valid * Shape::kBytes);
-    } else {
-      stage[job] = load_chunk_by_elements<kIn>(row, valid);
+    for (; r < rows; r += kRowStep, chunk += kThreads, source += source_step) {
+      cp_async16(chunk, source, bytes);
+    }
+    for (; r < filled_rows; r += kRowStep, chunk += kThreads) *chunk = make_uint4(0, 0, 0, 0);
+  } else {
+#pragma unroll 4
+    for (int r = r0; r < filled_rows; r += kRowStep, chunk += kThreads, row += step) {
+      *chunk = load_chunk_by_elements<kIn>(row, r < rows ? column_valid : 0);
     }
   }
 }
@@ -215,14 +243,19 @@ __device__ inline void set_nibble(uint8_t* byte, bool high, uint32_t nibble) {
   atomicOr(word, (nibble & 0xFu) << shift);
 }
 
-// Stores the codes of 4 fp8 or 8 e2m1 consecutive output elements from
-// element `first` (even for e2m1), packed little-endian in `codes`; `valid`
+// The byte that holds output element `element` (even for e2m1) of `data`.
+template <int kBits>
+__device__ uint8_t* code_byte(uint8_t* data, int64_t element) {
+  return data + (kBits == 4 ? element / 2 : element);
+}
+
+// Stores the codes of 4 fp8 or 8 e2m1 consecutive output elements from the
+// one at `bytes` (a byte boundary), packed little-endian in `codes`; `valid`
 // has a bit per element that is this thread's to write.
 template <int kBits>
-__device__ void store_word(uint8_t* data, int64_t first, uint32_t codes, uint32_t valid) {
+__device__ void store_word(uint8_t* bytes, uint32_t codes, uint32_t valid) {
   constexpr bool kE2m1 = kBits == 4;
   constexpr uint32_t kAll = kE2m1 ? 0xFFu : 0xFu;
-  uint8_t* bytes = data + (kE2m1 ? first / 2 : first);
   if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % 4 == 0) {
     *reinterpret_cast<uint32_t*>(bytes) = codes;
     return;
@@ -245,17 +278,16 @@ __device__ void store_word(uint8_t* data, int64_t first, uint32_t codes, uint32_
   }
 }
 
-// The codes of kCount consecutive output elements from element `first`, in
-// kBits * kCount / 32 words (at least one); `valid` has a bit per element.
-// One vector store when all are valid and the address is aligned, else
-// words, bytes or nibbles.
+// The codes of kCount consecutive output elements from the one at `bytes`
+// (a byte boundary), in kBits * kCount / 32 words (at least one); `valid`
+// has a bit per element. One vector store when all are valid and the
+// address is aligned, else words, bytes or nibbles.
 template <int kBits, int kCount>
-__device__ void store_codes(uint8_t* data, int64_t first, const uint32_t* words, uint32_t valid) {
+__device__ void store_codes(uint8_t* bytes, const uint32_t* words, uint32_t valid) {
   constexpr int kTotalBits = kBits * kCount;
   constexpr int kWords = kTotalBits >= 32 ? kTotalBits / 32 : 1;
   constexpr int kPerWord = 32 / kBits;
   constexpr uint32_t kAll = kCount >= 32 ? ~0u : (1u << kCount) - 1u;
-  uint8_t* bytes = data + first * kBits / 8;
   if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % (kTotalBits / 8) == 0) {
     if constexpr (kTotalBits == 128) {
       *reinterpret_cast<uint4*>(bytes) = make_uint4(words[0], words[1], words[2], words[3]);
@@ -266,12 +298,16 @@ __device__ void store_codes(uint8_t* data, int64_t first, const uint32_t* words,
     } else if constexpr (kTotalBits == 32) {
       *reinterpret_cast<uint32_t*>(bytes) = words[0];
       return;
+    } else if constexpr (kTotalBits == 16) {
+      *reinterpret_cast<uint16_t*>(bytes) = static_cast<uint16_t>(words[0]);
+      return;
     }
   }
 #pragma unroll
   for (int w = 0; w < kWords; ++w) {
-    const uint32_t mask = (valid >> (w * kPerWord)) & (kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u);
-    if (mask != 0) store_word<kBits>(data, first + w * kPerWord, words[w], mask);
+    const uint32_t mask =
+        (valid >> (w * kPerWord)) & (kPerWord >= 32 ? ~0u : (1u << kPerWord) - 1u);
+    if (mask != 0) store_word<kBits>(bytes + w * 4, words[w], mask);
   }
 }
 
