@@ -43,21 +43,21 @@ TEST_P(RaggedM, Layouts) {
 
 TEST_P(RaggedM, ZeroUnusedRows) {
   // GG_GEMM_ZERO_UNUSED_ROWS: the rows past the last group come back +0 from
-  // the same launch, on 16-byte rows and on rows of odd length, with padded
-  // rows (the padding stays untouched), no groups at all, and sizes that
-  // overflow the capacity (nothing left to zero).
+  // the same launch: rows of whole 16-byte chunks, and 16-byte-aligned rows
+  // of 200 bytes (bf16, fp16) with padding after them (which stays
+  // untouched); no groups at all; sizes that overflow the capacity (nothing
+  // left to zero).
   struct Case {
     const char* name;
-    int64_t n;
-    int64_t padding;
+    int64_t n, k, padding;
     std::vector<int64_t> sizes;
     uint32_t expected_flags;
   };
   const std::vector<Case> cases = {
-      {"16-byte rows", 136, 0, {37, 0, 100, 5}, 0},
-      {"odd rows, padded", 100, 8, {1, 63, 64, 65}, 0},
-      {"every group empty", 136, 0, {0, 0, 0}, 0},
-      {"sizes past the capacity", 136, 0, {200, 150}, GG_DEVICE_SIZES_EXCEED_ROWS},
+      {"16-byte rows", 136, 72, 0, {37, 0, 100, 5}, 0},
+      {"100 columns, padded", 100, 76, 4, {1, 63, 64, 65}, 0},
+      {"every group empty", 136, 72, 0, {0, 0, 0}, 0},
+      {"sizes past the capacity", 136, 72, 0, {200, 150}, GG_DEVICE_SIZES_EXCEED_ROWS},
   };
   for (const Case& c : cases) {
     for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
@@ -66,7 +66,7 @@ TEST_P(RaggedM, ZeroUnusedRows) {
       s.rhs_layout = layout;
       s.m = 300;
       s.n = c.n;
-      s.k = 72;
+      s.k = c.k;
       s.padding = c.padding;
       s.sizes = c.sizes;
       s.expected_flags = c.expected_flags;
