@@ -3,7 +3,11 @@
 // T matrices) and every epilogue (alpha, beta scalar or per group, bias).
 // Shapes are moderate and N, K deliberately not multiples of a tile; the row
 // capacity exceeds the routed tokens, so rows past the groups are checked too.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <thread>
 
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
@@ -73,6 +77,28 @@ TEST_P(RaggedM, ZeroUnusedRows) {
       run_and_check(s, path(), stream());
     }
   }
+}
+
+TEST_P(RaggedM, RunsOnAThreadThatMadeNoCudaCall) {
+  // As torch's autograd thread: no runtime call has bound the device's
+  // context there, which the driver calls of a launch (tensor maps) need.
+  GemmSpec s = spec("fresh thread");
+  s.m = 256;
+  s.n = 136;
+  s.k = 72;
+  s.sizes = {100, 0, 56};
+  GemmCase gemm(s, path());
+  SCOPED_TRACE(gemm.label());
+  gemm.prepare_output();
+  ::testing::AssertionResult launched = ::testing::AssertionSuccess();
+  std::thread([&] { launched = gemm.launch(stream()); }).join();
+  if (!launched && path() != GG_PATH_PORTABLE && gemm.last_status() == GG_STATUS_NOT_SUPPORTED) {
+    std::printf("[ NOT SUPPORTED ] %s: %s\n", gemm.label().c_str(), launched.message());
+    return;
+  }
+  ASSERT_TRUE(launched);
+  ASSERT_EQ(cudaStreamSynchronize(stream()), cudaSuccess);
+  gemm.expect_correct();
 }
 
 TEST_P(RaggedM, Epilogues) {

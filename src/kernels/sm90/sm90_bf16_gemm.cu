@@ -47,6 +47,7 @@
 
 #include <string>
 
+#include "api/error.h"
 #include "api/log.h"
 #include "common/groups.h"
 #include "common/workspace.h"
@@ -491,6 +492,14 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   DeviceInfo info;
   std::string why;
   if (!query_device(-1, &info, &why)) return GG_STATUS_NO_DEVICE;
+  // The tensor maps are encoded by the driver API, which needs the device's
+  // context current on this thread; a thread that has made no runtime call
+  // yet (torch's autograd thread, for one) has none until cudaSetDevice
+  // binds the primary context.
+  if (const cudaError_t error = cudaSetDevice(info.ordinal); error != cudaSuccess) {
+    return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: cudaSetDevice(%d): %s", info.ordinal,
+                     cudaGetErrorString(error));
+  }
 
   Params p{};
   p.out.data = d.out.data;
@@ -537,7 +546,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                      block_m, &why) &&
          operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? k : n, b_kmajor ? n : k,
                      d.num_groups, d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
-    if (!ok) return GG_STATUS_CUDA_ERROR;
+    if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
     switch (plan.tile) {
       case Sm90Tile::k64x256:
         return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k64x256>(p, d, a_kmajor, b_kmajor,
@@ -567,7 +576,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                    d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
                    d.rhs.strides[0], 0, b_kmajor, block_n, &why);
-  if (!ok) return GG_STATUS_CUDA_ERROR;
+  if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
   // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
   constexpr Sm90Tile kWide = Sm90Tile::k128x256;
   constexpr Sm90Tile kNarrow = Sm90Tile::k128x128;
