@@ -89,6 +89,20 @@ TEST_P(Graph, SmallRaggedMReplays) {
   expect_replays_correct(s, routings(370));
 }
 
+TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
+  // The rows to zero move with the sizes: replays after routings that use
+  // more, fewer and no rows must zero exactly the rows past the new last group.
+  GemmSpec s;
+  s.name = "graph ragged-M zero-unused-rows";
+  s.op = GG_OP_RAGGED_M;
+  s.m = 384;
+  s.n = 136;
+  s.k = 72;
+  s.sizes = uniform_sizes(8, 300);
+  s.zero_unused_rows = true;
+  expect_replays_correct(s, routings(370));
+}
+
 TEST_P(Graph, SmallRaggedKReplays) {
   GemmSpec s;
   s.name = "graph ragged-K";

@@ -45,7 +45,7 @@ TEST_P(RaggedM, Layouts) {
   }
 }
 
-TEST_P(RaggedM, ZeroUnusedRows) {
+TEST_P(RaggedM, SmallZeroUnusedRows) {
   // GG_GEMM_ZERO_UNUSED_ROWS: the rows past the last group come back +0 from
   // the same launch: rows of whole 16-byte chunks, and 16-byte-aligned rows
   // of 200 bytes (bf16, fp16) with padding after them (which stays
