@@ -10,7 +10,8 @@
  *   after group: group g owns rows [off[g], off[g] + sizes[g]). `off` is an
  *   optional device array; by default it is the exclusive prefix sum of sizes,
  *   computed on the device. The ragged tensor's row count M is its capacity:
- *   rows past the last group are never read for results and never written.
+ *   rows past the last group are never read for results and never written
+ *   (unless GG_GEMM_ZERO_UNUSED_ROWS asks for zeros there).
  *
  *   GG_OP_RAGGED_M (fprop, dgrad):
  *     out[g rows] = alpha_g * lhs[g rows] * op(rhs[g]) + beta_g * out[g rows] + bias[g]
