@@ -9,15 +9,20 @@
 
 #include <stdint.h>
 
+#include "groupgemm/groupgemm.h"
+
 namespace gg {
 
-// Zeroes rows [first, end) of a row-major matrix at `out` (rows `ld_bytes`
-// apart, `row_bytes` used in each), shared by `threads` threads of which the
-// caller is number `thread`.
-__device__ __forceinline__ void zero_rows(void* out, int64_t ld_bytes, int64_t row_bytes,
+// Zeroes rows [first, end) of a row-major `dtype` matrix at `out` (rows
+// `ld` elements apart, `cols` used in each), shared by `threads` threads of
+// which the caller is number `thread`.
+__device__ __forceinline__ void zero_rows(void* out, gg_dtype dtype, int64_t ld, int64_t cols,
                                           int64_t first, int64_t end, int64_t thread,
                                           int64_t threads) {
   if (first >= end) return;
+  const int64_t element_bytes = dtype == GG_DTYPE_FP32 ? 4 : 2;
+  const int64_t ld_bytes = ld * element_bytes;
+  const int64_t row_bytes = cols * element_bytes;
   const bool wide =
       reinterpret_cast<uintptr_t>(out) % 16 == 0 && ld_bytes % 16 == 0 && row_bytes % 16 == 0;
   const int64_t unit = wide ? 16 : 2;

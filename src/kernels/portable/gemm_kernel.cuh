@@ -244,8 +244,7 @@ struct PortableGemm {
     }
     if (p.zero_rows_end > 0) {
       const GroupRecord& last = p.records[p.groups - 1];
-      const int64_t bytes = p.out_type == GG_DTYPE_FP32 ? 4 : 2;
-      zero_rows(p.out, p.out_stride * bytes, p.out_cols * bytes, last.start + last.size,
+      zero_rows(p.out, p.out_type, p.out_stride, p.out_cols, last.start + last.size,
                 p.zero_rows_end, int64_t{blockIdx.x} * kThreads + thread,
                 int64_t{gridDim.x} * kThreads);
     }

@@ -366,8 +366,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     }
     if (p.zero_rows_end > 0) {
       const int last = p.groups - 1;
-      const int64_t bytes = p.out.dtype == GG_DTYPE_FP32 ? 4 : 2;
-      zero_rows(p.out.data, p.out.ld * bytes, int64_t{p.out.cols} * bytes,
+      zero_rows(p.out.data, p.out.dtype, p.out.ld, p.out.cols,
                 table.start[last] + table.rows[last], p.zero_rows_end,
                 int64_t{blockIdx.x} * kConsumerThreads + (threadIdx.x - 128),
                 int64_t{gridDim.x} * kConsumerThreads);
