@@ -93,6 +93,31 @@ def test_main_times_three_methods(on_cpu, tmp_path, capsys):
     assert "FFI / C API" in capsys.readouterr().out
 
 
+def test_methods_picks_what_is_timed(on_cpu, tmp_path, monkeypatch):
+    prepared, seen = bench.prepared, set()
+
+    def logged_prepared(case, method, pass_name):
+        seen.add(method)
+        return prepared(case, method, pass_name)
+
+    monkeypatch.setattr(bench, "prepared", logged_prepared)
+    results = _main(tmp_path, "--routing", "uniform", "--methods", bench.PEER)["results"]
+    for r in results:
+        assert r["ms"][bench.PEER] > 0
+        assert r["ms"][bench.FFI] is None and r["ms"][bench.C_API] is None
+    seen.clear()
+    methods = "%s,%s" % (bench.FFI, bench.C_API)
+    results = _main(tmp_path, "--routing", "uniform", "--methods", methods)["results"]
+    for r in results:
+        assert r["ms"][bench.FFI] > 0 and r["ms"][bench.C_API] > 0 and r["ms"][bench.PEER] is None
+    assert bench.PEER not in seen  # not even for the check
+
+
+def test_an_unknown_method_is_named(on_cpu, capsys):
+    assert bench.main(["--methods", "groupgemm,cublas"]) == 2
+    assert "--methods: unknown cublas" in capsys.readouterr().err
+
+
 def test_a_method_that_fails_reads_na(on_cpu, tmp_path, monkeypatch, capsys):
     def no_c_api(*args):
         raise OSError("no CUDA here")

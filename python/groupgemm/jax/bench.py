@@ -7,19 +7,19 @@ int32 sizes on the device) is timed by three methods, in the same run on the
 same GPU and the same input arrays:
 
   groupgemm           groupgemm.jax.ragged_dot(x, w, sizes, rhs_layout="nk"),
-                      jitted: the FFI custom call. On XLA's stream, one small
-                      launch zeroes any rows past the last group (ragged_dot
-                      defines them as zeros), then gg_grouped_gemm runs; for
-                      dgrad the same, for wgrad gg_grouped_gemm alone.
+                      jitted: the FFI custom call, on XLA's stream. Each
+                      product is one gg_grouped_gemm launch; the ragged-M
+                      ones (the product, dgrad) also write zeros to any rows
+                      past the last group (GG_GEMM_ZERO_UNUSED_ROWS), as
+                      ragged_dot defines them.
   groupgemm C API     gg_grouped_gemm called directly through the ctypes
-                      binding (groupgemm.core builds the descriptor) on the
-                      device addresses of the same JAX arrays, writing into
-                      outputs JAX allocated, with one workspace allocated and
-                      zeroed once; on the legacy default stream, after the
-                      arrays are ready. The same descriptor and kernels as the
-                      FFI's, without XLA's dispatch and without the zeroing
-                      launch: rows past the last group are left as they are
-                      (the routings here leave none).
+                      binding (groupgemm.core builds the descriptor, with the
+                      same flags) on the device addresses of the same JAX
+                      arrays, writing into outputs JAX allocated, with one
+                      workspace allocated and zeroed once; on the legacy
+                      default stream, after the arrays are ready. The same
+                      descriptors and kernels as the FFI's, without XLA's
+                      dispatch.
   jax.lax.ragged_dot  XLA's default lowering, jitted, w given as the [G, K, N]
                       it expects (transposed before timing).
 
@@ -29,7 +29,10 @@ torch bench's autograd.grad(y, (x, w), dy)). The C API's fwd+bwd is the three
 launches groupgemm's VJP makes: the product, dgrad dx[g rows] = dy[g rows] @
 w[g] (w read as [G, K, N] in place) and wgrad dw[g] = dy[g rows]^T @ x[g rows]
 (ragged-K). "FFI / C API" = groupgemm time / groupgemm C API time: what XLA's
-dispatch and the zeroing launch add to the bare launches (1.00: nothing).
+dispatch adds to the bare launches (1.00: nothing). --methods times a
+subset: the default lowering alone in its own process, say, where the
+arrays of the other methods and presets would leave its memory-hungry
+lowering too little.
 
 Time: a rep runs a method `inner` times back to back, then waits
 (block_until_ready for the jitted methods, whose dispatch is asynchronous;
@@ -230,11 +233,11 @@ def _c_api(case: Case, pass_name: str, held: List, cleanups: List) -> Tuple[Call
     view = {name: _ops._operand(name, a, a.unsafe_buffer_pointer()) for name, a in arrays.items()}
     path = core.path_for("cuda" if on_gpu else "cpu")
     descs = [core.ragged_m(view["x"], view["w"], view["y"], view["sizes"], w_layout="nk",
-                           path=path)]
+                           path=path, zero_unused_rows=True)]
     if pass_name == "fwd+bwd":
         descs += [
             core.ragged_m(view["dy"], view["w"], view["dx"], view["sizes"], w_layout="kn",
-                          path=path),
+                          path=path, zero_unused_rows=True),
             core.ragged_k(view["dy"], view["x"], view["dw"], view["sizes"], path=path),
         ]
     nbytes = max(core.workspace_size(desc) for desc in descs)
@@ -372,9 +375,11 @@ def _first_line(error: Exception) -> str:
     return (str(error).splitlines() or [type(error).__name__])[0]
 
 
-def check_case(case: Case) -> None:
+def check_case(case: Case, against_peer: bool = True) -> None:
     """Raises CheckFailed when groupgemm's forward is off its reference, or
-    when the C API's forward differs from the FFI's in any bit."""
+    when the C API's forward differs from the FFI's in any bit. The
+    reference is jax.lax.ragged_dot's forward when `against_peer` and it
+    runs, else jnp.dot on the largest group."""
     rows = case.rows
     with prepared(case, FFI, "fwd") as (run, wait):
         ours = wait(run())[:rows]
@@ -387,13 +392,16 @@ def check_case(case: Case) -> None:
         raise
     except Exception as e:  # noqa: BLE001 (a C API that cannot run is reported, not fatal)
         print("  C API check skipped: %s" % _first_line(e), file=sys.stderr)
-    try:
-        with prepared(case, PEER, "fwd") as (run, wait):
-            reference = wait(run())[:rows]
-        what = PEER
-    except Exception as e:  # noqa: BLE001 (out of memory: the largest group instead)
-        print("  %s failed (%s): checking the largest group against jnp.dot"
-              % (PEER, _first_line(e)), file=sys.stderr)
+    reference = None
+    if against_peer:
+        try:
+            with prepared(case, PEER, "fwd") as (run, wait):
+                reference = wait(run())[:rows]
+            what = PEER
+        except Exception as e:  # noqa: BLE001 (out of memory: the largest group instead)
+            print("  %s failed (%s): checking the largest group against jnp.dot"
+                  % (PEER, _first_line(e)), file=sys.stderr)
+    if reference is None:
         group = int(np.argmax(case.host_sizes))
         start = sum(case.host_sizes[:group])
         end = start + case.host_sizes[group]
@@ -424,25 +432,27 @@ def measure(case: Case, pass_name: str, method: str, args,
         return None, None
 
 
-def block_order(reps: int) -> List[str]:
-    """The two groupgemm methods' blocks, one rep each: FFI, C API, C API,
-    FFI, FFI, ... (each pair of rounds is balanced: neither method always
-    runs first or second)."""
+def block_order(reps: int, methods: List[str]) -> List[str]:
+    """The blocks of the groupgemm methods among `methods`, one rep each:
+    FFI, C API, C API, FFI, FFI, ... (each pair of rounds is balanced:
+    neither method always runs first or second)."""
     order = []
     for round_index in range(reps):
         order += [FFI, C_API] if round_index % 2 == 0 else [C_API, FFI]
-    return order
+    return [method for method in order if method in methods]
 
 
 def measure_groupgemm(case: Case, pass_name: str, args) -> Tuple[Dict, Dict]:
     """({method: the samples in ms, or None}, {method: checksum or None})
-    for the FFI and the C API, timed in alternating blocks (block_order),
-    each block a fresh `prepared` of its method, warmed up, then one rep of
-    the same `inner` calls for both methods (set by the FFI's first block)."""
-    samples = {FFI: [], C_API: []}
+    for the FFI and the C API (None for one not in --methods), timed in
+    alternating blocks (block_order), each block a fresh `prepared` of its
+    method, warmed up, then one rep of the same `inner` calls for both
+    methods (set by the first block)."""
+    methods = _split(args.methods)
+    samples = {m: [] if m in methods else None for m in (FFI, C_API)}
     checksums = {FFI: None, C_API: None}
     inner = None
-    for method in block_order(args.reps):
+    for method in block_order(args.reps, methods):
         if samples[method] is None:  # failed in an earlier block
             continue
         try:
@@ -469,7 +479,7 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
             raise CheckFailed("%s: the C API's outputs differ from the FFI's" % pass_name)
         ms = {m: None if samples[m] is None else statistics.median(samples[m])
               for m in (FFI, C_API)}
-        ms[PEER], _ = measure(case, pass_name, PEER, args)
+        ms[PEER] = measure(case, pass_name, PEER, args)[0] if PEER in _split(args.methods) else None
         records.append({
             "preset": case.preset.name,
             "tokens": case.tokens,
@@ -505,6 +515,9 @@ def parse_args(argv=None):
     parser.add_argument("--routing", default=",".join(presets.ROUTINGS),
                         help="uniform, skewed or both")
     parser.add_argument("--passes", default=",".join(PASSES), help="fwd, fwd+bwd or both")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help="comma-separated methods to time (default: all): " +
+                        ", ".join(METHODS))
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
@@ -523,6 +536,11 @@ def _gpu():
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
+    unknown = [m for m in _split(args.methods) if m not in METHODS]
+    if unknown:
+        print("--methods: unknown %s; known: %s" % (", ".join(unknown), ", ".join(METHODS)),
+              file=sys.stderr)
+        return 2
     gpu = _gpu()
     if gpu is None:
         print("groupgemm.jax.bench needs a GPU that jax sees", file=sys.stderr)
@@ -540,7 +558,7 @@ def main(argv=None) -> int:
                 case = None
                 try:
                     case = Case(presets.find(name), tokens, routing, args.seed)
-                    check_case(case)
+                    check_case(case, PEER in _split(args.methods))
                     new = case_records(case, args, rates)
                 except Exception as e:  # noqa: BLE001
                     print("  %s %d %s skipped: %s" % (name, tokens, routing, _first_line(e)),
