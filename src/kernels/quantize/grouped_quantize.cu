@@ -17,26 +17,30 @@
 //
 // A CTA's tiles stream through two shared-memory stages: tile i + 1 is
 // copied by cp.async (rows of raw input words, zero-filled past the group's
-// end) while tile i is coded, so loads stay in flight through the coding.
-// Coding a tile, all 256 threads:
+// end; 16-byte chunks permuted within a row so that both readers below are
+// free of bank conflicts) while tile i is coded, so loads stay in flight
+// through the coding. Coding a tile, all 256 threads:
 //   columnwise: a thread takes two adjacent K columns (one 32-bit word of a
 //               16-bit input) of 32 tokens, so that a warp's shared-memory
-//               reads are 32 consecutive words of one row. It keeps the
-//               column amaxes of its 16- and 32-token blocks (SIMD max of
-//               the magnitudes, two columns in one instruction); a 1x128
-//               block combines the four chunks of its column through shared
-//               memory. It codes each column into a staging buffer of code
-//               rows (one per K column, tokens along it), and after a
-//               barrier each warp copies code rows out with coalesced word
-//               stores, shifted to the output's alignment: group starts
-//               need not be aligned. Bytes shared with another group (odd
-//               starts of e2m1 rows) are set nibble-wise with atomics, so
-//               neighbours and untouched tokens keep their bits, as in the
-//               reference.
-//   rowwise:    a thread takes one 16-byte chunk of a token's row, takes the
-//               block amax over the lanes of its block by warp shuffles,
-//               decides the block scale (formats/block_quant.h) and stores
-//               its codes in one vector store.
+//               reads are 32 words of one row. It keeps the column amaxes
+//               of its 16- and 32-token blocks (SIMD max of the magnitudes,
+//               two columns in one instruction); a 1x128 block combines the
+//               four chunks of its column through shared memory. It codes
+//               each column into a staging buffer of code rows (one per K
+//               column, tokens along it), byte scales into another, and
+//               after a barrier the warps copy both out: code rows in
+//               16-byte stores, as they are where every row of the tile
+//               starts on 16 bytes, else shifted to the output's alignment
+//               (group starts need not be aligned), with the bytes shared
+//               with another group (odd starts of e2m1 rows) set nibble-wise
+//               with atomics, so neighbours and untouched tokens keep their
+//               bits, as in the reference; scales a lane per block, so a
+//               warp's bytes share a few lines.
+//   rowwise:    a thread takes a run of 32 elements of a token's row, takes
+//               the amax of each block in it (or shares a 1x128 block's
+//               with the row's other runs by shuffles), decides the block
+//               scales (formats/block_quant.h) and stores its codes in one
+//               or two vector stores.
 // Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
 // is finite takes the short encoders (division by the reciprocal with
 // Markstein's corrections, or the mxfp8 product, then the fp8 conversion
@@ -74,6 +78,8 @@ namespace {
 constexpr int kChunk = 128;   // groups per scan of the sizes
 constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriving
 constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
+constexpr int kRowRun = 32;        // elements of a rowwise thread's run
+constexpr int kMaxColumnBlocks = kTm / 16;  // columnwise blocks a tile column can hold
 
 enum class Pass { kAmax, kQuantize };
 
@@ -150,31 +156,43 @@ struct TileContext {
 };
 
 // The rowwise output of a tile: output rows = tokens, blocks along K. A
-// thread codes one 16-byte input chunk of a row; the lanes of a row are a
-// half warp (16-bit input) or a warp (fp32), and a block's lanes are
-// adjacent. A thread keeps its column from row to row (kThreads is a
-// multiple of a row's lanes), so everything but the row's offsets is set
-// up once, and the offsets step by a constant. Warps run whole: rows past
-// the tile's up to the warp's last read the zero fill and store nothing,
-// so the block shuffles take the full mask.
+// thread codes a run of kRowRun consecutive elements of a token's row (four
+// runs a row), read as 16-byte chunks: it takes the amax of each block the
+// run holds (two of nvfp4's, one of mxfp8's) or, for a 1x128 block, shares
+// it with the row's other runs by two shuffles; decides the block scales;
+// codes the run and stores it in one or two vector stores. Runs are long so
+// that a decision, and its latency, is paid once per block rather than by
+// every lane of it, and a thread's chunks are independent loads. A thread
+// keeps its run from row to row (kRowStep rows apart, which keeps the
+// chunks' slots), so everything but the row's offsets is set up once. Warps
+// run whole: rows past the tile's up to the warp's last read the zero fill
+// and store nothing, so the shuffles take the full mask.
 template <gg_dtype kIn, class Codec>
 __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint4* tile,
                               const Codec& codec, const TileContext& ctx) {
   using Shape = TileShape<kIn>;
   using In = InputType<kIn>;
   constexpr int kVec = Shape::kVec;
-  constexpr int kRowLanes = Shape::kRowChunks;
-  constexpr int kRowStep = kThreads / kRowLanes;  // rows between a thread's chunks
-  constexpr int kWarpRows = 32 / kRowLanes;
-  constexpr int kBlockLanes = Codec::kBlock > 0 ? Codec::kBlock / kVec : 1;
-  const int chunk = static_cast<int>(threadIdx.x) % kRowLanes;
-  const int c = chunk * kVec;
-  const int first_row = static_cast<int>(threadIdx.x) / kRowLanes;
+  constexpr int kRunChunks = kRowRun / kVec;
+  constexpr int kRowRuns = kTk / kRowRun;
+  constexpr int kRowStep = kThreads / kRowRuns;
+  constexpr int kWarpRows = 32 / kRowRuns;
+  // Elements under one scale decision within the run, and runs sharing a block.
+  constexpr int kSpan = Codec::kBlock > 0 && Codec::kBlock < kRowRun ? Codec::kBlock : kRowRun;
+  constexpr int kSpans = kRowRun / kSpan;
+  constexpr int kSpanChunks = kSpan / kVec;
+  constexpr int kBlockRuns = Codec::kBlock > kRowRun ? Codec::kBlock / kRowRun : 1;
+  static_assert(kRowStep % 2 == 0, "a thread's rows keep their parity, its chunks their slots");
+  const int run = static_cast<int>(threadIdx.x) % kRowRuns;
+  const int c = run * kRowRun;
+  const int first_row = static_cast<int>(threadIdx.x) / kRowRuns;
   const int warp_rows = (t.rows + kWarpRows - 1) / kWarpRows * kWarpRows;
-  const bool column = c < t.cols;
-  const bool stores_scale = column && chunk % kBlockLanes == 0;
-  const uint32_t valid =
-      t.cols - c >= kVec ? (1u << kVec) - 1u : (1u << max(t.cols - c, 0)) - 1u;
+  const uint32_t valid = t.cols - c >= kRowRun ? ~0u : (1u << max(t.cols - c, 0)) - 1u;
+  bool stores_scale[kSpans];
+#pragma unroll
+  for (int s = 0; s < kSpans; ++s) {
+    stores_scale[s] = c + s * kSpan < t.cols && run % kBlockRuns == 0;
+  }
   int64_t scale_index = 0;
   if constexpr (Codec::kBlock > 0) {
     scale_index = ctx.matrix * out.scale_matrix_entries +
@@ -185,61 +203,96 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
                                                          (t.token0 + first_row) * out.row_stride +
                                                          t.k0 + c);
   const int64_t byte_step = kRowStep * out.row_stride * Codec::kBits / 8;
-  const uint4* source = tile + threadIdx.x;
-#pragma unroll 1
-  for (int r = first_row; r < warp_rows;
-       r += kRowStep, source += kThreads, scale_index += scale_step, bytes += byte_step) {
-    const uint4 v = *source;
-    uint32_t amax = max_bits<kIn>(chunk_magnitude<kIn>(v));
-    float param = ctx.tile_param;
-    if constexpr (Codec::kBlock > 0) {
+  const uint4* chunks[kRunChunks];
 #pragma unroll
-      for (int d = 1; d < kBlockLanes; d *= 2) {
-        amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, d));
-      }
-      const BlockDecision decision = codec.decide(fmt::bits_float(amax));
-      param = decision.param;
-      if (stores_scale && r < t.rows) Codec::store(out, scale_index, decision.stored);
+  for (int j = 0; j < kRunChunks; ++j) {
+    chunks[j] = tile + first_row * Shape::kRowChunks +
+                chunk_slot<kIn>(first_row, run * kRunChunks + j);
+  }
+#pragma unroll 1
+  for (int r = first_row, offset = 0; r < warp_rows; r += kRowStep,
+           offset += kRowStep * Shape::kRowChunks, scale_index += scale_step,
+           bytes += byte_step) {
+    uint4 v[kRunChunks];
+#pragma unroll
+    for (int j = 0; j < kRunChunks; ++j) v[j] = chunks[j][offset];
+    uint32_t amax[kSpans];
+#pragma unroll
+    for (int s = 0; s < kSpans; ++s) {
+      typename In::Mag m = chunk_magnitude<kIn>(v[s * kSpanChunks]);
+#pragma unroll
+      for (int j = 1; j < kSpanChunks; ++j) m = In::max(m, chunk_magnitude<kIn>(v[s * kSpanChunks + j]));
+      amax[s] = max_bits<kIn>(m);
     }
-    if (!column || r >= t.rows) continue;
-    typename In::Pair pairs[Shape::kPairsPerVec];
-    memcpy(pairs, &v, sizeof v);
-    uint32_t codes[(Codec::kBits * kVec + 31) / 32] = {};
-    const auto coder = Codec::coder(param);
-    by_path(Codec::short_path(coder, fmt::bits_float(amax)), [&](auto path) {
+#pragma unroll
+    for (int d = 1; d < kBlockRuns; d *= 2) {
+      amax[0] = max(amax[0], __shfl_xor_sync(0xffffffffu, amax[0], d));
+    }
+    typename Codec::Coder coders[kSpans];
+    bool short_path = true;
+#pragma unroll
+    for (int s = 0; s < kSpans; ++s) {
+      float param = ctx.tile_param;
+      if constexpr (Codec::kBlock > 0) {
+        const BlockDecision decision = codec.decide(fmt::bits_float(amax[s]));
+        param = decision.param;
+        if (stores_scale[s] && r < t.rows) Codec::store(out, scale_index + s, decision.stored);
+      }
+      coders[s] = Codec::coder(param);
+      short_path = short_path && Codec::short_path(coders[s], fmt::bits_float(amax[s]));
+    }
+    if (valid == 0 || r >= t.rows) continue;
+    uint32_t codes[kRowRun * Codec::kBits / 32] = {};
+    by_path(short_path, [&](auto path) {
       constexpr bool kShort = decltype(path)::value;
 #pragma unroll
-      for (int i = 0; i < Shape::kPairsPerVec; ++i) {
-        const int bit = 2 * i * Codec::kBits;
-        // Added, not ORed, into disjoint fields: the shift folds into one LEA.
-        codes[bit / 32] += encode2<kShort, Codec>(coder, low_of<kShort, In>(pairs[i]),
-                                                  high_of<kShort, In>(pairs[i]))
-                           << (bit % 32);
+      for (int j = 0; j < kRunChunks; ++j) {
+        typename In::Pair pairs[Shape::kPairsPerVec];
+        memcpy(pairs, &v[j], sizeof v[j]);
+#pragma unroll
+        for (int i = 0; i < Shape::kPairsPerVec; ++i) {
+          const int bit = (j * kVec + 2 * i) * Codec::kBits;
+          // Added, not ORed, into disjoint fields: the shift folds into one LEA.
+          codes[bit / 32] += encode2<kShort, Codec>(coders[j / kSpanChunks],
+                                                    low_of<kShort, In>(pairs[i]),
+                                                    high_of<kShort, In>(pairs[i]))
+                             << (bit % 32);
+        }
       }
     });
-    store_codes<Codec::kBits, kVec>(bytes, codes, valid);
+    store_codes<Codec::kBits, kRowRun>(bytes, codes, valid);
   }
 }
 
 // A columnwise thread's share of a tile: the column pair (columns 2 pair,
 // 2 pair + 1) of tokens chunk * 32 .. + 31, and its magnitudes over the
 // first and second 16 of them. The pairs stay in shared memory (read again
-// to code them) rather than in 32 registers.
+// to code them) rather than in 32 registers. The pair's slot in a row
+// depends on the row's parity only (chunk_slot), so even and odd tokens
+// each have a base, and every token an immediate offset from it.
 template <gg_dtype kIn>
 struct ColumnRun {
   using In = InputType<kIn>;
+  using Pair = typename In::Pair;
+  static constexpr int kRowPairs = kTk / 2;
   int pair;
   int chunk;
   bool live;  // the chunk holds tokens of the group
-  const typename In::Pair* first;  // the pair of the chunk's first token
+  const Pair* first[2];  // the pair in the chunk's first token and in its second
   typename In::Mag half[2];
 
   __device__ void load(const uint4* tile, const Tile& t) {
+    constexpr int kPairsPerChunk = TileShape<kIn>::kPairsPerVec;
     const int warp = static_cast<int>(threadIdx.x) / 32;
     pair = (warp % 2) * 32 + static_cast<int>(threadIdx.x) % 32;
     chunk = warp / 2;
     live = chunk * kColumnTokens < t.rows;
-    first = reinterpret_cast<const typename In::Pair*>(tile) + chunk * kColumnTokens * (kTk / 2) + pair;
+    const Pair* rows = reinterpret_cast<const Pair*>(tile) + chunk * kColumnTokens * kRowPairs;
+#pragma unroll
+    for (int parity = 0; parity < 2; ++parity) {
+      const int slot = chunk_slot<kIn>(parity, pair / kPairsPerChunk);
+      first[parity] = rows + parity * kRowPairs + slot * kPairsPerChunk + pair % kPairsPerChunk;
+    }
     half[0] = half[1] = In::zero();
     if (!live) return;
 #pragma unroll
@@ -247,7 +300,7 @@ struct ColumnRun {
       half[i / 16] = In::max(half[i / 16], In::magnitude(at(i)));
     }
   }
-  __device__ typename In::Pair at(int token) const { return first[token * (kTk / 2)]; }
+  __device__ Pair at(int token) const { return first[token % 2][(token & ~1) * kRowPairs]; }
   // fp32 bits of column h's amax over the tokens 16 s .. 16 s + 15.
   __device__ uint32_t amax_bits(int h, int s) const {
     return h ? In::high_bits(half[s]) : In::low_bits(half[s]);
@@ -261,6 +314,8 @@ struct CodeStage {
   uint32_t codes[kTk * kTm / 4];
   uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
   uint32_t warp_amax[kWarps];                      // the tile amax (128x128), per warp
+  // Columnwise byte scales (mxfp8, nvfp4): per K column, its blocks of 16 or 32 tokens.
+  uint8_t column_scales[kTk][kMaxColumnBlocks];
 };
 
 // Word index of word j of code row k: rows of kTm * kBits / 32 words whose
@@ -307,7 +362,11 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
         param = decision.param;
         const int token = run.chunk * kColumnTokens + s * 16;  // the block's first
         if (column && token < t.rows && token % kBlock == 0) {
-          Codec::store(out, scale_row + block_column + token / kBlock, decision.stored);
+          if constexpr (Codec::kScaleBytes == 1) {  // staged: copy_out_column_scales
+            stage->column_scales[k][token / kBlock] = static_cast<uint8_t>(decision.stored);
+          } else {
+            Codec::store(out, scale_row + block_column + token / kBlock, decision.stored);
+          }
         }
       }
       coders[h][s] = Codec::coder(param);
@@ -343,7 +402,10 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
   }
 }
 
-// The code rows of a tile to the columnwise output. A thread takes one
+// The code rows of a tile to the columnwise output. Where every output row
+// of the tile starts on a 16-byte chunk (the usual case: group starts and
+// the row length multiples of 16 tokens, or 32 for e2m1), a code chunk is
+// an output chunk and goes out as it is. Otherwise a thread takes one
 // 16-byte chunk of an output row, aligned in memory (group starts are not):
 // its four words take the code bits that land in them, shifted by the row's
 // misalignment, and leave in one vector store unless the chunk holds the
@@ -357,6 +419,28 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
   constexpr int kPerChunk = 128 / kBits;  // elements per 16-byte chunk
   constexpr int kRowWords = kTm * kBits / 32;
   constexpr int kCodeChunks = kRowWords / 4;  // 16-byte chunks of a code row
+  const int64_t tile_first = matrix * out.matrix_stride + t.k0 * out.row_stride + t.token0;
+  if (tile_first % kPerChunk == 0 && out.row_stride % kPerChunk == 0) {
+    // Every row starts on a chunk: chunk c of a code row is chunk c of the
+    // output row, and only the last one may hold tokens past the group.
+    const int live_chunks = (t.rows + kPerChunk - 1) / kPerChunk;
+    const int last_valid = t.rows - (live_chunks - 1) * kPerChunk;
+    const uint32_t last_mask = last_valid >= 32 ? ~0u : (1u << last_valid) - 1u;
+    constexpr uint32_t kFull = kPerChunk >= 32 ? ~0u : (1u << kPerChunk) - 1u;
+#pragma unroll 2
+    for (int job = static_cast<int>(threadIdx.x); job < t.cols * kCodeChunks; job += kThreads) {
+      const int k = job / kCodeChunks;
+      const int c = job % kCodeChunks;
+      if (c >= live_chunks) continue;
+      const uint4 codes = *reinterpret_cast<const uint4*>(
+          stage->codes + k * kRowWords + (((c ^ (k >> 1)) & (kCodeChunks - 1)) << 2));
+      const uint32_t words[4] = {codes.x, codes.y, codes.z, codes.w};
+      store_codes<kBits, kPerChunk>(
+          code_byte<kBits>(out.data, tile_first + k * out.row_stride + c * kPerChunk), words,
+          c == live_chunks - 1 ? last_mask : kFull);
+    }
+    return;
+  }
   // 16-byte chunks a row's codes can touch: one more than they fill, for the skew.
   constexpr int kRowChunks = (kTm + kPerChunk - 1) / kPerChunk + 1;
   constexpr int kRowStep = kThreads / kRowChunks;  // a job's step: kRowStep rows ...
@@ -404,6 +488,25 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
     const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
     store_codes<kBits, kPerChunk>(code_byte<kBits>(out.data, first - skew + c * kPerChunk),
                                   words, below_hi & ~((1u << lo) - 1u));
+  }
+}
+
+// The columnwise byte scales of a tile (mxfp8, nvfp4), staged by
+// code_columnwise, to their scale rows: a lane per (K column, block), so
+// that a warp's bytes fall on four rows' lines instead of each lane storing
+// to a row of its own.
+__device__ void copy_out_column_scales(const QuantizeParams& p, const Tile& t, int64_t matrix,
+                                       const CodeStage* stage) {
+  const OutputParams& out = p.columnwise;
+  const int blocks = (t.rows + out.block - 1) / out.block;
+  const int64_t first = matrix * out.scale_matrix_entries + t.k0 * out.scale_row_length +
+                        (p.stacked ? 0 : t.first_block) + t.row0 / out.block;
+#pragma unroll 1
+  for (int job = static_cast<int>(threadIdx.x); job < t.cols * kMaxColumnBlocks;
+       job += kThreads) {
+    const int k = job / kMaxColumnBlocks;
+    const int b = job % kMaxColumnBlocks;
+    if (b < blocks) out.block_scales[first + k * out.scale_row_length + b] = stage->column_scales[k][b];
   }
 }
 
@@ -709,6 +812,9 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
             copy_out_columnwise<4>(p.columnwise, t, matrix, code_stage);
           } else {
             copy_out_columnwise<8>(p.columnwise, t, matrix, code_stage);
+          }
+          if (p.columnwise.scaling == GG_BLOCK_MX32 || p.columnwise.scaling == GG_BLOCK_NV16) {
+            copy_out_column_scales(p, t, matrix, code_stage);
           }
         }
       }

@@ -8,6 +8,7 @@
 // element_encoders.h encoder, bit-identical to the reference's.
 //
 //   codec            kBlock       stored scale         parameter
+//   (kScaleBytes: the bytes of a stored block scale)
 //   Fp8Whole<D>      kWholeTile   — (the fp32 scale)   fp32 scale of group/tensor
 //   Fp8Block<D,128>  128          fp32 per 1x128       that scale
 //   Fp8Block<D,sq>   kSquareTile  fp32 per 128x128     that scale (tile amax)
@@ -65,6 +66,7 @@ struct Fp8Whole : DividedFp8<kFp8> {
 template <gg_dtype kFp8, int kBlockLength>
 struct Fp8Block : DividedFp8<kFp8> {
   static constexpr int kBlock = kBlockLength;
+  static constexpr int kScaleBytes = 4;
   __device__ BlockDecision decide(float amax) const {
     const float scale = fmt::fp8_scale_from_amax(amax, kFp8);
     return {fmt::float_bits(scale), scale};
@@ -77,6 +79,7 @@ struct Fp8Block : DividedFp8<kFp8> {
 template <gg_dtype kFp8>
 struct Mxfp8 {
   static constexpr int kBlock = 32;
+  static constexpr int kScaleBytes = 1;
   static constexpr int kBits = 8;
   using Coder = float;  // the multiplier
   __device__ BlockDecision decide(float amax) const {
@@ -99,6 +102,7 @@ struct Mxfp8 {
 
 struct Nvfp4 {
   static constexpr int kBlock = 16;
+  static constexpr int kScaleBytes = 1;
   static constexpr int kBits = 4;
   using Coder = ScaleDivider;
   float outer;  // the tensor or group scale

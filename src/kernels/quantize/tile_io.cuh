@@ -1,7 +1,7 @@
 // The grouped quantizer's tile I/O (grouped_quantize.cu): the input tile as
 // it lies in shared memory (raw input words, rows of kTk elements), its
 // copy from global memory by cp.async (zero-filled past the tile's valid
-// rows and columns), the 16-byte loads of the amax pass, the element
+// rows and columns; chunks permuted within a row by chunk_slot), the 16-byte loads of the amax pass, the element
 // types' packed magnitudes, and the stores of coded output (vectors, words,
 // bytes, and nibble-wise atomics where a byte is shared with another group).
 #pragma once
@@ -112,6 +112,20 @@ struct TileShape {
   static constexpr int kTileBytes = kTm * kTk * kBytes;
 };
 
+// Where 16-byte chunk c of tile row r lies in a stage: at slot c of the
+// row, permuted within its aligned group of eight (128 bytes), so that both
+// readers meet every bank once per phase. A columnwise warp reads 32
+// consecutive words (or pairs) of one row: a group, in any order. A rowwise
+// phase is eight lanes reading chunk i of their 32-element runs, four runs a
+// row, two rows (even and odd): the run's index XORed into the slot spreads
+// a row's four over distinct bank groups, and the odd row's flip puts it on
+// the other four.
+template <gg_dtype kIn>
+__device__ __forceinline__ int chunk_slot(int r, int c) {
+  constexpr int kFlip = TileShape<kIn>::kVec == 8 ? 2 : 4;  // 16-bit input: runs of 4 chunks
+  return c ^ ((c >> 3) & 3) ^ ((r & 1) * kFlip);
+}
+
 // fp32 bits of the larger magnitude of a Mag.
 template <gg_dtype kIn>
 __device__ uint32_t max_bits(typename InputType<kIn>::Mag m) {
@@ -188,6 +202,7 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
                           uint4* stage) {
   using Shape = TileShape<kIn>;
   constexpr int kRowStep = kThreads / Shape::kRowChunks;  // a thread's column, every kRowStep rows
+  static_assert(kRowStep % 2 == 0, "a thread's rows keep their parity");
   const int rows = t.rows;
   const int cols = t.cols;
   const int filled_rows = (rows + 31) / 32 * 32;
@@ -197,7 +212,9 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
   const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
   const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
   const int64_t step = kRowStep * p.input_stride;
-  uint4* chunk = stage + threadIdx.x;
+  // kRowStep is even: a thread's rows keep r0's parity, and its chunk its slot.
+  uint4* chunk = stage + r0 * Shape::kRowChunks +
+                 chunk_slot<kIn>(r0, static_cast<int>(threadIdx.x) % Shape::kRowChunks);
   if (p.aligned_input) {
     // The same source size for every row of the tile: the copies of a
     // column past the valid ones read nothing from one place; the zero
@@ -288,8 +305,14 @@ __device__ void store_codes(uint8_t* bytes, const uint32_t* words, uint32_t vali
   constexpr int kWords = kTotalBits >= 32 ? kTotalBits / 32 : 1;
   constexpr int kPerWord = 32 / kBits;
   constexpr uint32_t kAll = kCount >= 32 ? ~0u : (1u << kCount) - 1u;
-  if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % (kTotalBits / 8) == 0) {
-    if constexpr (kTotalBits == 128) {
+  constexpr int kAlignment = kTotalBits / 8 < 16 ? kTotalBits / 8 : 16;
+  if (valid == kAll && reinterpret_cast<uintptr_t>(bytes) % kAlignment == 0) {
+    if constexpr (kTotalBits == 256) {
+      uint4* vectors = reinterpret_cast<uint4*>(bytes);
+      vectors[0] = make_uint4(words[0], words[1], words[2], words[3]);
+      vectors[1] = make_uint4(words[4], words[5], words[6], words[7]);
+      return;
+    } else if constexpr (kTotalBits == 128) {
       *reinterpret_cast<uint4*>(bytes) = make_uint4(words[0], words[1], words[2], words[3]);
       return;
     } else if constexpr (kTotalBits == 64) {
