@@ -494,19 +494,23 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
 // The columnwise byte scales of a tile (mxfp8, nvfp4), staged by
 // code_columnwise, to their scale rows: a lane per (K column, block), so
 // that a warp's bytes fall on four rows' lines instead of each lane storing
-// to a row of its own.
+// to a row of its own. A thread keeps its block and steps its column (and
+// both addresses) by a constant.
 __device__ void copy_out_column_scales(const QuantizeParams& p, const Tile& t, int64_t matrix,
                                        const CodeStage* stage) {
+  constexpr int kColumnStep = kThreads / kMaxColumnBlocks;
   const OutputParams& out = p.columnwise;
-  const int blocks = (t.rows + out.block - 1) / out.block;
-  const int64_t first = matrix * out.scale_matrix_entries + t.k0 * out.scale_row_length +
-                        (p.stacked ? 0 : t.first_block) + t.row0 / out.block;
-#pragma unroll 1
-  for (int job = static_cast<int>(threadIdx.x); job < t.cols * kMaxColumnBlocks;
-       job += kThreads) {
-    const int k = job / kMaxColumnBlocks;
-    const int b = job % kMaxColumnBlocks;
-    if (b < blocks) out.block_scales[first + k * out.scale_row_length + b] = stage->column_scales[k][b];
+  const int block = static_cast<int>(threadIdx.x) % kMaxColumnBlocks;
+  if (block * out.block >= t.rows) return;
+  int k = static_cast<int>(threadIdx.x) / kMaxColumnBlocks;
+  uint8_t* scale = out.block_scales + matrix * out.scale_matrix_entries +
+                   (t.k0 + k) * out.scale_row_length + (p.stacked ? 0 : t.first_block) +
+                   t.row0 / out.block + block;
+  const int64_t step = kColumnStep * out.scale_row_length;
+  const uint8_t* staged = &stage->column_scales[k][block];
+#pragma unroll 4
+  for (; k < t.cols; k += kColumnStep, scale += step, staged += kColumnStep * kMaxColumnBlocks) {
+    *scale = *staged;
   }
 }
 
