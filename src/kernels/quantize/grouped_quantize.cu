@@ -221,7 +221,9 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
     for (int s = 0; s < kSpans; ++s) {
       typename In::Mag m = chunk_magnitude<kIn>(v[s * kSpanChunks]);
 #pragma unroll
-      for (int j = 1; j < kSpanChunks; ++j) m = In::max(m, chunk_magnitude<kIn>(v[s * kSpanChunks + j]));
+      for (int j = 1; j < kSpanChunks; ++j) {
+        m = In::max(m, chunk_magnitude<kIn>(v[s * kSpanChunks + j]));
+      }
       amax[s] = max_bits<kIn>(m);
     }
 #pragma unroll

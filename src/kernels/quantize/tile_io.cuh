@@ -1,9 +1,10 @@
 // The grouped quantizer's tile I/O (grouped_quantize.cu): the input tile as
-// it lies in shared memory (raw input words, rows of kTk elements), its
-// copy from global memory by cp.async (zero-filled past the tile's valid
-// rows and columns; chunks permuted within a row by chunk_slot), the 16-byte loads of the amax pass, the element
-// types' packed magnitudes, and the stores of coded output (vectors, words,
-// bytes, and nibble-wise atomics where a byte is shared with another group).
+// it lies in shared memory (raw input words, rows of kTk elements, 16-byte
+// chunks permuted within a row by chunk_slot), its copy from global memory
+// by cp.async (zero-filled past the tile's valid rows and columns), the
+// 16-byte loads of the amax pass, the element types' packed magnitudes, and
+// the stores of coded output (vectors, words, bytes, and nibble-wise
+// atomics where a byte is shared with another group).
 #pragma once
 
 #include <cuda_runtime.h>
