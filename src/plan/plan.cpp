@@ -64,9 +64,7 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   if (shape.n > 128) {
     const int64_t rows_per_group = shape.m / shape.groups;
     if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kSm90ShortGroupRows) {
-      const bool ping_pong =
-          rows_per_group > kSm90PingPongRows / 2 && rows_per_group <= kSm90PingPongRows;
-      tile = ping_pong ? Sm90Tile::k64x256PingPong : Sm90Tile::k64x256;
+      tile = Sm90Tile::k64x256;
       reason = "n=" + std::to_string(shape.n) + " > 128, groups average " +
                std::to_string(rows_per_group) + " rows";
     } else if (sm90_smem_bytes(wide_tile, shape.groups) <= kSm90SmemLimit) {
@@ -91,8 +89,7 @@ std::string Sm90Plan::describe() const {
          " k=" + std::to_string(shape.k) + " G=" + std::to_string(shape.groups) + " on " +
          std::to_string(shape.sm_count) + " SMs: tile " + std::to_string(c.block_m) + "x" +
          std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
-         std::to_string(c.stages) + " stages, 1 producer + 2 consumer warpgroups" +
-         (c.ping_pong ? " taking tiles in turn" : "") + " (" + reason + ")";
+         std::to_string(c.stages) + " stages, 1 producer + 2 consumer warpgroups (" + reason + ")";
 }
 
 std::string Plan::describe() const {

@@ -77,15 +77,14 @@ Plan plan_gemm(const GemmShape& shape);
 GemmShape gemm_shape(const gg_gemm_desc& desc, int sm_count, int compute_capability);
 
 // The Hopper kernel's tiles (kernels/sm90/): 128 rows (two consumer
-// warpgroups of 64) or 64, 64-deep k-steps, 128 or 256 columns; each one
+// warpgroups of 64), 64-deep k-steps, 128 or 256 columns; each one
 // instantiation. Shared memory holds the ring of stages, a staging buffer
 // for the TMA-store epilogue (the tile in 16-bit elements; fp32 outputs go
 // out in two halves) and the group table, within the 227 KB a CTA may use.
 enum class Sm90Tile {
   k128x128,
   k128x256,
-  k64x256,          // ragged-M with short groups: the consumers split the columns
-  k64x256PingPong,  // ragged-M: each consumer its own tile, the mainloops in turn
+  k64x256,  // ragged-M with short groups: the consumers split the columns
 };
 
 struct Sm90TileConfig {
@@ -93,21 +92,19 @@ struct Sm90TileConfig {
   int block_n;
   int block_k;
   int stages;
-  bool ping_pong;  // the consumers take alternate tiles (else both work on one)
 };
 
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile) {
-  return tile == Sm90Tile::k128x256          ? Sm90TileConfig{128, 256, 64, 3, false}
-         : tile == Sm90Tile::k64x256         ? Sm90TileConfig{64, 256, 64, 4, false}
-         : tile == Sm90Tile::k64x256PingPong ? Sm90TileConfig{64, 256, 64, 3, true}
-                                             : Sm90TileConfig{128, 128, 64, 5, false};
+  return tile == Sm90Tile::k128x256  ? Sm90TileConfig{128, 256, 64, 3}
+         : tile == Sm90Tile::k64x256 ? Sm90TileConfig{64, 256, 64, 4}
+                                     : Sm90TileConfig{128, 128, 64, 5};
 }
 
 constexpr int64_t sm90_stage_bytes(const Sm90TileConfig& c) {
   return int64_t{c.block_m + c.block_n} * c.block_k * 2;
 }
 constexpr int64_t sm90_staging_bytes(const Sm90TileConfig& c) {
-  return int64_t{c.ping_pong ? 2 : 1} * c.block_m * c.block_n * 2;
+  return int64_t{c.block_m} * c.block_n * 2;
 }
 
 // Dynamic shared memory of one CTA: 1 KB of alignment slack, the stages, the
@@ -130,16 +127,6 @@ constexpr int64_t kSm90MaxGroups = 2048;
 // gives many groups a few rows).
 constexpr int64_t kSm90ShortGroupRows = 128;
 
-// Of those, groups averaging more than half of this and at most this many
-// rows (about one 64-row tile each) take the ping-pong tile: 0.99-1.20x the
-// split tile's speed there on an H100 (DeepSeek-V3 and gpt-oss-120b at 2048
-// tokens; docs/PERF.md), while at 128 rows (0.90-1.17x) and in decode
-// (0.96-1.07x) it was no better. Ragged-K never takes it: its 64-row tiles
-// read 1.7x the operand bytes per FLOP of the 128-row tile, and a large
-// group's tiles ran at 0.67-0.71x at 16384 tokens, 0.79-1.0x with skewed
-// routing.
-constexpr int64_t kSm90PingPongRows = 64;
-
 // Ragged-K groups averaging fewer tokens than this take the sparse-K
 // instance: a k-step issues only the wgmma slices that hold group tokens.
 constexpr int64_t kSm90SparseKTokens = 128;
@@ -157,9 +144,9 @@ struct Sm90Plan {
 
 // Outputs wider than 128 columns take a 256-wide tile: one m64n256k16 wgmma
 // per k16 step reads each lhs tile once for twice the columns; 64 rows high
-// for ragged-M with short groups (two m64n128 halves, or the ping-pong tile),
-// else 128. Up to 128 columns, or with more groups than its shared memory
-// holds, the 128 x 128 tile.
+// (two m64n128 halves) for ragged-M with short groups, else 128. Up to 128
+// columns, or with more groups than its shared memory holds, the 128 x 128
+// tile.
 Sm90Plan plan_sm90_gemm(const GemmShape& shape);
 
 }  // namespace gg

@@ -142,16 +142,14 @@ TEST(Sm90Plan, NarrowOutputsTakeThe128WideTile) {
 
 TEST(Sm90Plan, EveryChoiceFitsItsSharedMemory) {
   // 227 KB per CTA, of which the kernel's static data (the scan) takes < 2 KB.
-  for (const int groups : {1, 8, 64, 100, 256, 1024, 1025, 1600, 2048}) {
+  for (const int groups : {1, 8, 256, 1024, 1025, 1600, 2048}) {
     gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_M, 4096);
     shape.groups = groups;
     const gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
     EXPECT_LE(gg::sm90_smem_bytes(plan.config, groups), gg::kSm90SmemLimit) << "G=" << groups;
   }
-  for (const gg::Sm90Tile tile : {gg::Sm90Tile::k128x128, gg::Sm90Tile::k64x256PingPong}) {
-    EXPECT_LE(gg::sm90_smem_bytes(gg::sm90_tile_config(tile), gg::kSm90MaxGroups),
-              gg::kSm90SmemLimit);
-  }
+  EXPECT_LE(gg::sm90_smem_bytes(gg::sm90_tile_config(gg::Sm90Tile::k128x128), gg::kSm90MaxGroups),
+            gg::kSm90SmemLimit);
 }
 
 TEST(Sm90Plan, ManyGroupsTakeThe128WideTile) {
@@ -177,26 +175,6 @@ TEST(Sm90Plan, ShortRaggedMGroupsTake64RowTiles) {
   shape.op = GG_OP_RAGGED_K;  // its output rows are not ragged
   shape.m = 64;
   EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k128x256);
-}
-
-TEST(Sm90Plan, RaggedMGroupsOfAbout64RowsTakeThePingPongTile) {
-  gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_M, 4096);
-  shape.groups = 256;
-  for (const int64_t rows : {int64_t{1}, gg::kSm90PingPongRows / 2, gg::kSm90PingPongRows / 2 + 1,
-                             gg::kSm90PingPongRows, gg::kSm90PingPongRows + 1}) {
-    shape.m = 256 * rows;
-    const gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
-    const bool ping_pong = rows > gg::kSm90PingPongRows / 2 && rows <= gg::kSm90PingPongRows;
-    EXPECT_EQ(plan.tile, ping_pong ? gg::Sm90Tile::k64x256PingPong : gg::Sm90Tile::k64x256)
-        << "rows " << rows;
-    EXPECT_EQ(plan.config.block_m, 64);
-    EXPECT_EQ(plan.config.ping_pong, ping_pong);
-    EXPECT_EQ(plan.describe().find("taking tiles in turn") != std::string::npos, ping_pong)
-        << plan.describe();
-  }
-  shape.op = GG_OP_RAGGED_K;  // never: a large group's 64-row tiles read too much
-  shape.m = 256 * gg::kSm90PingPongRows;
-  EXPECT_FALSE(gg::plan_sm90_gemm(shape).config.ping_pong);
 }
 
 TEST(Sm90Plan, SmallRaggedKGroupsTakeTheSparseKInstance) {

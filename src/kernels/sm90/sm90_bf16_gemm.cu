@@ -20,14 +20,11 @@
 //   - Warpgroups 1 and 2 are consumers: each owns 64 rows of a 128-row tile
 //     (or, in a 64-row tile for short ragged-M groups, half its columns) and
 //     runs wgmma m64nNk16, keeping one wgmma group in flight while releasing the
-//     stage of the one before. In the ping-pong tile (ragged-M groups of about
-//     a tile's 64 rows) each consumer owns every other 64 x 256 tile of the
-//     CTA instead, and the two take turns at the mainloop (named barriers), so
-//     that one's epilogue runs under the other's wgmmas. The epilogue
-//     (epilogue.cuh) applies alpha, beta and bias in fp32 and leaves through
-//     TMA stores from a staging buffer, draining while the warpgroup starts
-//     its next tile; a block that ends inside its group is copied out with
-//     masked stores, so no write ever leaves a group or the output.
+//     stage of the one before. The epilogue (epilogue.cuh) applies alpha,
+//     beta and bias in fp32 and leaves through TMA stores from a staging
+//     buffer, draining while the warpgroup starts its next tile; a block that
+//     ends inside its group uses masked stores from registers, so no write
+//     ever leaves a group or the output.
 //   - Ragged-M reads lhs rows of the next group inside its last tile; they
 //     only feed output rows that are never stored. Ragged-K contracts over a
 //     group's tokens, so the tokens of the next group inside the last k-step
@@ -81,8 +78,7 @@ struct Config {
   static_assert(kTile.block_k == kBlockK, "the plan's tile is the kernel's tile");
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
-  static constexpr bool kPingPong = kTile.ping_pong;
-  static constexpr bool kSplitN = !kPingPong && kBlockM == 64;
+  static constexpr bool kSplitN = kBlockM == 64;
   static constexpr int kConsumerN = kSplitN ? kBlockN / 2 : kBlockN;  // columns per consumer
   static constexpr int kStages = kTile.stages;
   static constexpr int kAStageBytes = kBlockM * kBlockK * 2;
@@ -245,8 +241,6 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
 template <gg_op kOp, bool kSparseK, Sm90Tile kShape, typename T, bool kAKMajor, bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Cfg = Config<kShape>;
-  static_assert(!Cfg::kPingPong || kOp == GG_OP_RAGGED_M,
-                "a ping-pong tile is ragged-M's: ragged-K zeroes a stage with both consumers");
   constexpr int kBlockM = Cfg::kBlockM;
   constexpr int kBlockN = Cfg::kBlockN;
   extern __shared__ uint8_t smem_raw[];
@@ -262,8 +256,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       cuda::ptx::mbarrier_init(&full[s], 1);
-      // One arrival per warp that reads the stage.
-      cuda::ptx::mbarrier_init(&empty[s], (Cfg::kPingPong ? 128 : kConsumerThreads) / 32);
+      cuda::ptx::mbarrier_init(&empty[s], kConsumerThreads / 32);  // one arrival per consumer warp
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
@@ -306,21 +299,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     float acc[Cfg::kAccumulators];
     int stage = 0;
     uint32_t phase = 0;
-    // Ping-pong: consumer c takes the CTA's tiles 2i + c and passes over the
-    // other's stages (the producer fills the ring in the CTA's tile order).
-    // The two mainloops run in turn, so one consumer's epilogue overlaps the
-    // other's mainloop. Taking turns is also what makes passing over stages
-    // safe: a consumer waits for a fill only once every earlier fill has
-    // completed, so the phase it waits for is the barrier's current one.
-    int tile = blockIdx.x;
-    if (Cfg::kPingPong && consumer == 1) {
-      if (tile < tile_count) pass_stages<Cfg::kStages>(tiles.at(tile).k_steps, stage, phase);
-      tile += gridDim.x;
-    }
-    for (; tile < tile_count; tile += (Cfg::kPingPong ? 2 : 1) * gridDim.x) {
+    for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
       const Tile t = tiles.at(tile);
       __syncwarp();  // reconverge after the previous tile's masked epilogue
-      if (Cfg::kPingPong && tile != static_cast<int>(blockIdx.x)) wait_turn(consumer);
       int previous_stage = -1;
       for (int ks = 0; ks < t.k_steps; ++ks) {
         wait_barrier(&full[stage], phase);
@@ -343,10 +324,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
         }
         // This consumer's 64 rows of A and columns of B: rows 64 * consumer
-        // of a 128-row tile, columns kConsumerN * consumer of a 64-row one,
-        // or the whole of its own tile in ping-pong (K-major rows of 128
-        // bytes; MN-major boxes of 64).
-        const int a_part = Cfg::kSplitN || Cfg::kPingPong ? 0 : consumer;
+        // of a 128-row tile, or columns kConsumerN * consumer of a 64-row one
+        // (K-major rows of 128 bytes; MN-major boxes of 64).
+        const int a_part = Cfg::kSplitN ? 0 : consumer;
         const int b_part = Cfg::kSplitN ? consumer : 0;
         const uint64_t desc_a =
             operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
@@ -371,7 +351,6 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           phase ^= 1;
         }
       }
-      if (Cfg::kPingPong && tile + static_cast<int>(gridDim.x) < tile_count) give_turn(1 - consumer);
       wgmma_wait<0>();
       fence_accumulators(acc);
       if (previous_stage >= 0 && thread % 32 == 0) cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
@@ -379,14 +358,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 #pragma unroll
         for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
       }
-      const int first_row = Cfg::kSplitN || Cfg::kPingPong ? 0 : consumer * 64;
+      const int first_row = Cfg::kSplitN ? 0 : consumer * 64;
       store_block<kOp == GG_OP_RAGGED_K, Cfg::kConsumerN>(
           p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
           t.b_mn + (Cfg::kSplitN ? consumer * Cfg::kConsumerN : 0), thread, 2 + consumer,
           smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
-      if (Cfg::kPingPong && tile + static_cast<int>(gridDim.x) < tile_count) {
-        pass_stages<Cfg::kStages>(tiles.at(tile + gridDim.x).k_steps, stage, phase);
-      }
     }
     if (p.zero_rows_end > 0) {
       const int last = p.groups - 1;
@@ -580,9 +556,6 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
       case Sm90Tile::k128x128:
         return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k128x128>(p, d, a_kmajor, b_kmajor,
                                                                         sm_count, stream);
-      case Sm90Tile::k64x256PingPong:
-        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k64x256PingPong>(
-            p, d, a_kmajor, b_kmajor, sm_count, stream);
     }
     return GG_STATUS_INTERNAL_ERROR;
   }

@@ -81,23 +81,6 @@ __device__ __forceinline__ void sync_warpgroup(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
 
-// Ping-pong turns between the consumers: consumer c waits on named barrier
-// 4 + c until the other gives it the turn (each side brings 128 threads).
-__device__ __forceinline__ void wait_turn(int consumer) {
-  asm volatile("bar.sync %0, 256;\n" ::"r"(4 + consumer) : "memory");
-}
-__device__ __forceinline__ void give_turn(int consumer) {
-  asm volatile("bar.arrive %0, 256;\n" ::"r"(4 + consumer) : "memory");
-}
-
-// Moves a consumer's place in the ring of kStages stages on by `steps` uses.
-template <int kStages>
-__device__ __forceinline__ void pass_stages(int steps, int& stage, uint32_t& phase) {
-  const int next = stage + steps;
-  phase ^= (next / kStages) & 1;
-  stage = next % kStages;
-}
-
 __device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity) {
   while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
   }
