@@ -5,6 +5,9 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
@@ -67,6 +70,18 @@ class Graph : public PathTest<gg_path> {
 
   // Routings of 8 groups over `tokens`: random, with empty groups, one hot,
   // all empty.
+  // 300 of 384 rows in 8 groups, replayed after routings(370).
+  static GemmSpec small_ragged_m(std::string name) {
+    GemmSpec s;
+    s.name = std::move(name);
+    s.op = GG_OP_RAGGED_M;
+    s.m = 384;
+    s.n = 136;
+    s.k = 72;
+    s.sizes = uniform_sizes(8, 300);
+    return s;
+  }
+
   static std::vector<std::vector<int64_t>> routings(int64_t tokens) {
     std::mt19937_64 rng = test_rng("routings");
     return {random_sizes(8, tokens, rng),
@@ -77,14 +92,8 @@ class Graph : public PathTest<gg_path> {
 };
 
 TEST_P(Graph, SmallRaggedMReplays) {
-  GemmSpec s;
-  s.name = "graph ragged-M";
-  s.op = GG_OP_RAGGED_M;
+  GemmSpec s = small_ragged_m("graph ragged-M");
   s.rhs_layout = GG_LAYOUT_T;
-  s.m = 384;
-  s.n = 136;
-  s.k = 72;
-  s.sizes = uniform_sizes(8, 300);
   s.bias = GG_DTYPE_BF16;
   expect_replays_correct(s, routings(370));
 }
@@ -92,13 +101,7 @@ TEST_P(Graph, SmallRaggedMReplays) {
 TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
   // The rows to zero move with the sizes: replays after routings that use
   // more, fewer and no rows must zero exactly the rows past the new last group.
-  GemmSpec s;
-  s.name = "graph ragged-M zero-unused-rows";
-  s.op = GG_OP_RAGGED_M;
-  s.m = 384;
-  s.n = 136;
-  s.k = 72;
-  s.sizes = uniform_sizes(8, 300);
+  GemmSpec s = small_ragged_m("graph ragged-M zero-unused-rows");
   s.zero_unused_rows = true;
   expect_replays_correct(s, routings(370));
 }
