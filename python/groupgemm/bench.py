@@ -216,6 +216,11 @@ def parse_args(argv=None):
         help="comma-separated token counts (default: decode 2048, prefill 16384)",
     )
     parser.add_argument(
+        "--shapes",
+        help="instead of --presets and --tokens: comma-separated GxROWSxNxK problems, G experts "
+        "of ROWS rows each under uniform routing, N outputs (even), K inputs; e.g. 4x8192x4096x7168",
+    )
+    parser.add_argument(
         "--routing", default=",".join(presets.ROUTINGS), help="uniform, skewed or both"
     )
     parser.add_argument("--passes", default=",".join(PASSES), help="fwd, fwd+bwd or both")
@@ -262,6 +267,29 @@ def _split(text: str) -> List[str]:
     return [item for item in text.split(",") if item]
 
 
+def shape_problem(spec: str):
+    """(preset, tokens) of a GxROWSxNxK problem: G experts of ROWS rows, top-1."""
+    try:
+        g, rows, n, k = (int(v) for v in spec.lower().split("x"))
+    except ValueError:
+        raise ValueError("shape %r is not GxROWSxNxK" % spec) from None
+    if min(g, rows, n, k) < 1 or n % 2:
+        raise ValueError("shape %r: G, ROWS, N, K must be positive and N even" % spec)
+    name = "g%dx%d-n%d-k%d" % (g, rows, n, k)
+    return presets.MoePreset(name, hidden=k, ffn=n // 2, experts=g, top_k=1), g * rows
+
+
+def problems(args):
+    """The (preset, tokens) pairs to measure."""
+    if args.shapes:
+        return [shape_problem(spec) for spec in _split(args.shapes)]
+    return [
+        (presets.find(name), int(tokens))
+        for name in _split(args.presets)
+        for tokens in _split(args.tokens)
+    ]
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
@@ -275,14 +303,13 @@ def main(argv=None) -> int:
         % (device, rates["dense_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9)
     )
     records = []
-    for name in _split(args.presets):
-        for tokens in (int(t) for t in _split(args.tokens)):
-            for routing in _split(args.routing):
-                case = make_case(presets.find(name), tokens, routing, args.seed)
-                check_case(case)
-                records += case_records(case, args, rates)
-                del case
-                torch.cuda.empty_cache()
+    for preset, tokens in problems(args):
+        for routing in _split(args.routing):
+            case = make_case(preset, tokens, routing, args.seed)
+            check_case(case)
+            records += case_records(case, args, rates)
+            del case
+            torch.cuda.empty_cache()
     print()
     _bench_report.print_table(records, METHODS)
     if args.json:

@@ -31,3 +31,21 @@ def test_bench_runs_and_reports(tmp_path, capsys):
         assert record["ms"]["groupgemm"] > 0
         assert 0 < record["efficiency"]["groupgemm"]
     assert "groupgemm ms" in capsys.readouterr().out
+
+
+def test_bench_takes_shapes(tmp_path):
+    out = tmp_path / "bench.json"
+    args = ["--shapes", "2x64x256x128,3x1x96x64", "--routing", "uniform", "--passes", "fwd"]
+    args += ["--launches", "eager", "--warmup", "1", "--reps", "2", "--json", str(out)]
+    assert bench.main(args) == 0
+    results = json.loads(out.read_text())["results"]
+    assert [(r["preset"], r["rows"], r["n"], r["k"], r["groups"]) for r in results] == [
+        ("g2x64-n256-k128", 128, 256, 128, 2),
+        ("g3x1-n96-k64", 3, 96, 64, 3),
+    ]
+
+
+@pytest.mark.parametrize("spec", ["4x8192x4096", "4x8192x4095x7168", "0x1x2x3", "ax1x2x3"])
+def test_bench_rejects_bad_shapes(spec):
+    with pytest.raises(ValueError, match="shape"):
+        bench.shape_problem(spec)

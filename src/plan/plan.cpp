@@ -79,7 +79,13 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   if (sparse_k) {
     reason += ", sparse k: groups average " + std::to_string(shape.k / shape.groups) + " tokens";
   }
-  return Sm90Plan{shape, tile, sm90_tile_config(tile), sparse_k, reason};
+  const bool multicast = shape.op == GG_OP_RAGGED_K && tile == Sm90Tile::k128x256 &&
+                         shape.k >= kSm90MulticastTokens * shape.groups;
+  if (multicast) {
+    reason += ", clusters of 2 sharing B: groups average " +
+              std::to_string(shape.k / shape.groups) + " tokens";
+  }
+  return Sm90Plan{shape, tile, sm90_tile_config(tile), sparse_k, multicast, reason};
 }
 
 std::string Sm90Plan::describe() const {

@@ -131,11 +131,20 @@ constexpr int64_t kSm90ShortGroupRows = 128;
 // instance: a k-step issues only the wgmma slices that hold group tokens.
 constexpr int64_t kSm90SparseKTokens = 128;
 
+// Ragged-K groups averaging at least this many tokens pair their output's
+// m-tiles in clusters of two CTAs, each loading half of the shared B tile
+// into both (TMA multicast). Long groups gain from halving B's traffic from
+// L2 (DeepSeek-V3 16384-token skewed wgrad 1.24-1.32x on an H100); short
+// ones lose more to the pair's lockstep (128-token groups: 0.92-0.96x), and
+// ragged-M lost on every prefill shape (0.88-0.98x).
+constexpr int64_t kSm90MulticastTokens = 512;
+
 struct Sm90Plan {
   GemmShape shape;
   Sm90Tile tile;
   Sm90TileConfig config;
   bool sparse_k;
+  bool multicast;  // clusters of two CTAs share each B tile (TMA multicast)
   std::string reason;
 
   // One line for GROUPGEMM_LOG=1.

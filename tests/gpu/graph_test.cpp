@@ -68,9 +68,7 @@ class Graph : public PathTest<gg_path> {
     }
   }
 
-  // Routings of 8 groups over `tokens`: random, with empty groups, one hot,
-  // all empty.
-  // 300 of 384 rows in 8 groups, replayed after routings(370).
+  // 300 of 384 rows in 8 groups, replayed after routings(8, 370).
   static GemmSpec small_ragged_m(std::string name) {
     GemmSpec s;
     s.name = std::move(name);
@@ -82,12 +80,16 @@ class Graph : public PathTest<gg_path> {
     return s;
   }
 
-  static std::vector<std::vector<int64_t>> routings(int64_t tokens) {
+  // Routings of `groups` (at least 4) over `tokens`: random, with empty
+  // groups, one hot, all empty.
+  static std::vector<std::vector<int64_t>> routings(int32_t groups, int64_t tokens) {
     std::mt19937_64 rng = test_rng("routings");
-    return {random_sizes(8, tokens, rng),
-            {0, 0, tokens / 3, 0, tokens / 3, 0, 0, 1},
-            one_hot_sizes(8, tokens, 6),
-            std::vector<int64_t>(8, 0)};
+    std::vector<int64_t> sparse(groups, 0);
+    sparse[groups / 4] = tokens / 3;
+    sparse[groups / 2] = tokens / 3;
+    sparse[groups - 1] = 1;
+    return {random_sizes(groups, tokens, rng), sparse, one_hot_sizes(groups, tokens, groups * 3 / 4),
+            std::vector<int64_t>(groups, 0)};
   }
 };
 
@@ -95,7 +97,7 @@ TEST_P(Graph, SmallRaggedMReplays) {
   GemmSpec s = small_ragged_m("graph ragged-M");
   s.rhs_layout = GG_LAYOUT_T;
   s.bias = GG_DTYPE_BF16;
-  expect_replays_correct(s, routings(370));
+  expect_replays_correct(s, routings(8, 370));
 }
 
 TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
@@ -103,7 +105,7 @@ TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
   // more, fewer and no rows must zero exactly the rows past the new last group.
   GemmSpec s = small_ragged_m("graph ragged-M zero-unused-rows");
   s.zero_unused_rows = true;
-  expect_replays_correct(s, routings(370));
+  expect_replays_correct(s, routings(8, 370));
 }
 
 TEST_P(Graph, SmallRaggedKReplays) {
@@ -116,7 +118,22 @@ TEST_P(Graph, SmallRaggedKReplays) {
   s.k = 136;
   s.sizes = uniform_sizes(8, 300);
   s.beta.value = 1.0f;
-  expect_replays_correct(s, routings(370));
+  expect_replays_correct(s, routings(8, 370));
+}
+
+TEST_P(Graph, SmallRaggedKClusterPairsReplays) {
+  // Groups long enough for the sm90 path's cluster pairs (RaggedK.SmallClusterPairs).
+  GemmSpec s;
+  s.name = "graph ragged-K cluster pairs";
+  s.op = GG_OP_RAGGED_K;
+  s.out = GG_DTYPE_FP32;
+  s.lhs_layout = GG_LAYOUT_T;
+  s.m = 2104;
+  s.n = 264;
+  s.k = 264;
+  s.sizes = uniform_sizes(4, 2000);
+  s.beta.value = 1.0f;
+  expect_replays_correct(s, routings(4, 2100));
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Graph, ::testing::ValuesIn(gpu_paths()), ParamName());

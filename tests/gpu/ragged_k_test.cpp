@@ -2,12 +2,14 @@
 // output dtype: lhs and rhs each stored N or T, the output stacked or as a
 // pointer array of per-group matrices, and every epilogue (alpha, beta scalar
 // or per group, beta = 1 accumulating into an fp32 main grad). Empty groups
-// must come out as beta_g * out[g], zeros when beta_g = 0.
+// must come out as beta_g * out[g], zeros when beta_g = 0. Long groups also
+// run on the sm90 path's cluster pairs.
 #include <gtest/gtest.h>
 
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
 #include "gpu/routing.h"
+#include "plan/plan.h"
 
 namespace gg::test {
 namespace {
@@ -79,6 +81,47 @@ TEST_P(RaggedK, Epilogues) {
     cases.back().beta.value = 1.0f;
   }
   for (const GemmSpec& s : cases) run_and_check(s, path(), stream());
+}
+
+TEST_P(RaggedK, SmallClusterPairs) {
+  // Groups averaging at least kSm90MulticastTokens tokens: on sm90 the
+  // output's m-tiles go in pairs to clusters of two CTAs that share each B
+  // tile. P = 264 is three m-tiles, so the last pair's second CTA has no
+  // rows; P = 128 is one, a pair with one CTA idle; Q = 264 ends in a partial
+  // tile. Sizes: random (sum < rows), empty and one-token groups around a
+  // long one, unaligned starts, all empty, and sizes past the capacity
+  // (clamped and flagged).
+  struct Case {
+    const char* name;
+    int64_t p;
+    std::vector<int64_t> sizes;
+    uint32_t expected_flags;
+  };
+  std::mt19937_64 rng = test_rng("cluster pairs");
+  const std::vector<Case> cases = {
+      {"random", 264, random_sizes(4, 2000, rng), 0},
+      {"one long group", 264, {0, 1, 2048, 0}, 0},
+      {"unaligned starts", 128, {37, 1000, 63, 999}, 0},
+      {"every group empty", 264, {0, 0, 0, 0}, 0},
+      {"sizes past the capacity", 264, {1500, 1500, 0, 7}, GG_DEVICE_SIZES_EXCEED_ROWS},
+  };
+  for (const Case& c : cases) {
+    for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      GemmSpec s = spec(std::string(c.name) + " lhs " + layout_name(layout) + " rhs " +
+                        layout_name(layout));
+      s.lhs_layout = layout;
+      s.rhs_layout = layout;
+      s.m = 2104;  // 526 tokens per group; transposed copies keep 16-byte rows
+      s.k = c.p;
+      s.n = 264;
+      s.sizes = c.sizes;
+      s.expected_flags = c.expected_flags;
+      s.beta.value = c.expected_flags != 0 ? 0.5f : 0.0f;
+      const GemmShape shape{GG_OP_RAGGED_K, s.k, s.n, s.m, 4, s.input, 132, 90};
+      ASSERT_TRUE(plan_sm90_gemm(shape).multicast) << "the shape no longer takes cluster pairs";
+      run_and_check(s, path(), stream());
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, RaggedK, all_path_dtypes(), ParamName());

@@ -192,6 +192,30 @@ TEST(Sm90Plan, SmallRaggedKGroupsTakeTheSparseKInstance) {
   EXPECT_FALSE(gg::plan_sm90_gemm(shape).sparse_k) << "ragged-M contracts over K, never sparse";
 }
 
+TEST(Sm90Plan, LongRaggedKGroupsShareBInClustersOfTwo) {
+  gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_K, 4096);
+  shape.groups = 256;
+  shape.k = 256 * gg::kSm90MulticastTokens;  // prefill: 512 tokens per group
+  const gg::Sm90Plan prefill = gg::plan_sm90_gemm(shape);
+  EXPECT_TRUE(prefill.multicast);
+  EXPECT_NE(prefill.describe().find("clusters of 2 sharing B: groups average 512 tokens"),
+            std::string::npos)
+      << prefill.describe();
+  shape.k -= 1;  // fewer tokens per group: the pair's lockstep costs more than B's traffic
+  EXPECT_FALSE(gg::plan_sm90_gemm(shape).multicast);
+  shape.k = 256 * gg::kSm90MulticastTokens;
+  shape.n = 128;  // the pairs share 256-wide B tiles only
+  EXPECT_FALSE(gg::plan_sm90_gemm(shape).multicast);
+  shape.groups = 2048;  // too many groups for the 256-wide tile's shared memory
+  shape.n = 4096;
+  shape.k = 2048 * gg::kSm90MulticastTokens;
+  EXPECT_FALSE(gg::plan_sm90_gemm(shape).multicast);
+  shape.op = GG_OP_RAGGED_M;
+  shape.groups = 8;
+  shape.m = 65536;
+  EXPECT_FALSE(gg::plan_sm90_gemm(shape).multicast) << "ragged-M tiles are never paired";
+}
+
 TEST(Sm90Plan, DescribeNamesTileAndReason) {
   const std::string line = gg::plan_sm90_gemm(hopper_shape(GG_OP_RAGGED_K, 7168)).describe();
   EXPECT_NE(line.find("sm90 ragged-K"), std::string::npos) << line;

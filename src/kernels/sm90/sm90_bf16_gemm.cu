@@ -2,7 +2,9 @@
 //   ragged-M  out[g rows] = alpha_g * lhs[g rows] * op(rhs[g]) + beta_g * out[g rows] + bias[g]
 //   ragged-K  out[g]      = alpha_g * lhs[g rows]^T * rhs[g rows] + beta_g * out[g]
 //
-// Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups.
+// Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups;
+// for ragged-K with long groups, clusters of two CTAs that share each B tile
+// (see grouped_gemm_kernel's kCluster).
 // Every CTA first builds the group table from the device sizes
 // (group_table.cuh), then takes tiles c, c + grid, ... of BM x BN outputs.
 // Ragged-M numbers its tiles group after group, and within a group in bands
@@ -125,24 +127,37 @@ struct Tile {
   int rows;     // valid output rows from a_mn
 };
 
-template <gg_op kOp, int kBlockM, int kBlockN>
+// Tiles are numbered in units of kCluster m-tiles x one n-tile: a cluster
+// of two CTAs (ragged-K only) takes a unit, each CTA the m-tile of its rank,
+// both reading the unit's B tile. An output of an odd number of m-tiles
+// leaves the last unit's second CTA with no rows: it runs the unit's k-steps
+// (its peer needs its half of B) and stores nothing.
+template <gg_op kOp, int kBlockM, int kBlockN, int kCluster>
 struct TileMap {
+  static_assert(kCluster == 1 || kOp == GG_OP_RAGGED_K, "ragged-M tiles are not paired");
   const Params& p;
   GroupTable table;
   int n_tiles;
+  int rank;  // this CTA's m-tile of each unit
+
+  // Ragged-K: units of one group's output.
+  __device__ int units_per_group() const {
+    constexpr int kUnitRows = kBlockM * kCluster;
+    return (p.out_rows + kUnitRows - 1) / kUnitRows * n_tiles;
+  }
 
   __device__ int count() const {
     if constexpr (kOp == GG_OP_RAGGED_M) return table.tile_prefix[p.groups] * n_tiles;
-    return p.groups * ((p.out_rows + kBlockM - 1) / kBlockM) * n_tiles;
+    return p.groups * units_per_group();
   }
 
-  __device__ Tile at(int tile) const {
+  __device__ Tile at(int unit) const {
     Tile t;
     if constexpr (kOp == GG_OP_RAGGED_M) {
       // Group g owns tiles [tile_prefix[g], tile_prefix[g + 1]) * n_tiles.
-      const int g = find_group(table.tile_prefix, p.groups, tile / n_tiles);
+      const int g = find_group(table.tile_prefix, p.groups, unit / n_tiles);
       const int first_m_tile = table.tile_prefix[g];
-      const TileInGroup in_group = tile_in_group(tile - first_m_tile * n_tiles,
+      const TileInGroup in_group = tile_in_group(unit - first_m_tile * n_tiles,
                                                  table.tile_prefix[g + 1] - first_m_tile, n_tiles);
       t.group = g;
       t.a_mn = table.start[g] + in_group.m_tile * kBlockM;
@@ -154,11 +169,10 @@ struct TileMap {
       t.k_first = 0;
       t.k_last = kBlockK;
     } else {
-      const int tiles_per_group = ((p.out_rows + kBlockM - 1) / kBlockM) * n_tiles;
-      const int g = tile / tiles_per_group;
-      const int r = tile - g * tiles_per_group;
+      const int g = unit / units_per_group();
+      const int r = unit - g * units_per_group();
       t.group = g;
-      t.a_mn = (r / n_tiles) * kBlockM;
+      t.a_mn = ((r / n_tiles) * kCluster + rank) * kBlockM;
       t.rows = min(kBlockM, p.out_rows - t.a_mn);
       t.b_mn = (r % n_tiles) * kBlockN;
       t.b_group = 0;
@@ -176,21 +190,31 @@ struct TileMap {
   }
 };
 
+// One box into `smem`, or with kMulticast into `smem`'s offset in both CTAs
+// of the cluster, each of whose `full` barriers receives its bytes.
+template <bool kMulticast>
+__device__ __forceinline__ void load_box(const CUtensorMap* map, uint8_t* smem,
+                                         const int32_t (&coords)[3], uint64_t* full) {
+  if constexpr (kMulticast) {
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, map,
+                                    coords, full, uint16_t{0b11});
+  } else {
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, map,
+                                    coords, full);
+  }
+}
+
 // One operand tile of kRows x 64 into `smem`: a single K-major box, or
 // kRows / 64 MN-major boxes of 64 x 64.
-template <bool kKMajor, int kRows>
+template <bool kKMajor, int kRows, bool kMulticast = false>
 __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* smem, int mn, int k,
                                              int group, uint64_t* full) {
   if constexpr (kKMajor) {
-    const int32_t coords[3] = {k, mn, group};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, map,
-                                    coords, full);
+    load_box<kMulticast>(map, smem, {k, mn, group}, full);
   } else {
 #pragma unroll
     for (int box = 0; box < kRows / 64; ++box) {
-      const int32_t coords[3] = {mn + 64 * box, k, group};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                      smem + box * kBoxBytes, map, coords, full);
+      load_box<kMulticast>(map, smem + box * kBoxBytes, {mn + 64 * box, k, group}, full);
     }
   }
 }
@@ -238,11 +262,17 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
 // 16-deep wgmma slices that hold group tokens. The skipped slices are
 // predicated off, which makes ptxas serialize the kernel's wgmmas: worth it
 // only when steps are mostly empty, so it is an instance of its own.
-template <gg_op kOp, bool kSparseK, Sm90Tile kShape, typename T, bool kAKMajor, bool kBKMajor>
+// kCluster 2 (ragged-K): clusters of two CTAs take units of two m-tiles
+// (TileMap), each CTA loading half of the shared B tile into both (TMA
+// multicast), so B crosses from L2 once per unit; a stage is free again when
+// the consumers of both CTAs are done with it.
+template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, bool kAKMajor,
+          bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Cfg = Config<kShape>;
   constexpr int kBlockM = Cfg::kBlockM;
   constexpr int kBlockN = Cfg::kBlockN;
+  static_assert(kCluster == 1 || (kCluster == 2 && !Cfg::kSplitN), "pairs of 128-row tiles");
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte aligned by an offset from the array, not through an integer
   // cast, so the compiler still knows these are shared-memory addresses (and
@@ -252,29 +282,39 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kBarrierOffset);
   uint64_t* empty = full + Cfg::kStages;
   const GroupTable table = group_table_at(smem + Cfg::kTableOffset, p.groups);
+  const int rank = kCluster > 1 ? static_cast<int>(cuda::ptx::get_sreg_cluster_ctarank()) : 0;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       cuda::ptx::mbarrier_init(&full[s], 1);
-      cuda::ptx::mbarrier_init(&empty[s], kConsumerThreads / 32);  // one arrival per consumer warp
+      // One arrival per consumer warp of every CTA that reads the stage's B.
+      cuda::ptx::mbarrier_init(&empty[s], kCluster * kConsumerThreads / 32);
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   const uint32_t flags = build_group_table<kThreads>(table, p.sizes, p.offsets, p.index_type,
                                                      p.groups, p.rows_capacity, kBlockM);
   if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
-  __syncthreads();
+  if constexpr (kCluster > 1) {  // the peer's barriers are initialized before any TMA signals them
+    cuda::ptx::barrier_cluster_arrive();
+    cuda::ptx::barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
-  const TileMap<kOp, kBlockM, kBlockN> tiles{p, table, (p.out.cols + kBlockN - 1) / kBlockN};
+  const TileMap<kOp, kBlockM, kBlockN, kCluster> tiles{p, table, (p.out.cols + kBlockN - 1) / kBlockN,
+                                                       rank};
   const int tile_count = tiles.count();
+  const int first_unit = static_cast<int>(blockIdx.x) / kCluster;
+  const int unit_stride = static_cast<int>(gridDim.x) / kCluster;
 
   if (threadIdx.x < 128) {
     release_registers<40>();
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-        const Tile t = tiles.at(tile);
+      for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
+        const Tile t = tiles.at(unit);
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&empty[stage], phase ^ 1);
           uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
@@ -283,8 +323,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                                Cfg::kStageBytes);
           const int k = t.k0 + ks * kBlockK;
           load_operand<kAKMajor, kBlockM>(&p.a_map, a_stage, t.a_mn, k, 0, &full[stage]);
-          load_operand<kBKMajor, kBlockN>(&p.b_map, a_stage + Cfg::kAStageBytes, t.b_mn, k,
-                                          t.b_group, &full[stage]);
+          uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
+          if constexpr (kCluster == 1) {
+            load_operand<kBKMajor, kBlockN>(&p.b_map, b_stage, t.b_mn, k, t.b_group, &full[stage]);
+          } else {  // this CTA's half of B, into both CTAs
+            constexpr int kHalf = kBlockN / 2;
+            load_operand<kBKMajor, kHalf, true>(&p.b_map, b_stage + rank * (Cfg::kBStageBytes / 2),
+                                                t.b_mn + rank * kHalf, k, t.b_group, &full[stage]);
+          }
           if (++stage == Cfg::kStages) {
             stage = 0;
             phase ^= 1;
@@ -297,10 +343,21 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;  // which 64 rows of the tile
     const int thread = static_cast<int>(threadIdx.x) % 128;
     float acc[Cfg::kAccumulators];
+    // A warp is done with a stage: its arrival on the stage's empty barrier
+    // in every CTA whose producer loads into it.
+    const auto release = [&](int done_stage) {
+      if (thread % 32 != 0) return;
+      if constexpr (kCluster == 1) {
+        cuda::ptx::mbarrier_arrive(&empty[done_stage]);
+      } else {
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) arrive_cluster(&empty[done_stage], r);
+      }
+    };
     int stage = 0;
     uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-      const Tile t = tiles.at(tile);
+    for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
+      const Tile t = tiles.at(unit);
       __syncwarp();  // reconverge after the previous tile's masked epilogue
       int previous_stage = -1;
       for (int ks = 0; ks < t.k_steps; ++ks) {
@@ -344,7 +401,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         fence_accumulators(acc);
         // The wgmma group of the step before has now finished reading its stage.
         wgmma_wait<1>();
-        if (previous_stage >= 0 && thread % 32 == 0) cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
+        if (previous_stage >= 0) release(previous_stage);
         previous_stage = stage;
         if (++stage == Cfg::kStages) {
           stage = 0;
@@ -353,7 +410,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       }
       wgmma_wait<0>();
       fence_accumulators(acc);
-      if (previous_stage >= 0 && thread % 32 == 0) cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
+      if (previous_stage >= 0) release(previous_stage);
       if (t.k_steps == 0) {
 #pragma unroll
         for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
@@ -372,6 +429,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                 int64_t{gridDim.x} * kConsumerThreads);
     }
     drain_stores(thread);
+  }
+  if constexpr (kCluster > 1) {  // the peer's last arrivals on this CTA's barriers have landed
+    cuda::ptx::barrier_cluster_arrive();
+    cuda::ptx::barrier_cluster_wait();
   }
 }
 
@@ -420,28 +481,52 @@ void log_choice(const Sm90Plan& plan, const OutputParams& o) {
   api::log_line(plan.describe() + (o.bulk ? ", TMA-store epilogue" : ", direct-store epilogue"));
 }
 
-template <gg_op kOp, bool kSparseK, Sm90Tile kShape, typename T, bool kAKMajor, bool kBKMajor>
+// One CTA per SM; with clusters of two, as many clusters as fit at once
+// (a cluster's CTAs share a GPC, and GPCs need not have an even number of
+// free SMs).
+template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, bool kAKMajor,
+          bool kBKMajor>
 gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
   const size_t smem = Config<kShape>::smem_bytes(groups);
-  auto kernel = grouped_gemm_kernel<kOp, kSparseK, kShape, T, kAKMajor, kBKMajor>;
+  auto kernel = grouped_gemm_kernel<kOp, kSparseK, kShape, kCluster, T, kAKMajor, kBKMajor>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       cudaSuccess) {
     return GG_STATUS_CUDA_ERROR;
   }
-  kernel<<<sm_count, kThreads, smem, stream>>>(p);
-  return cudaGetLastError() == cudaSuccess ? GG_STATUS_SUCCESS : GG_STATUS_CUDA_ERROR;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kCluster;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(sm_count / kCluster * kCluster);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  if constexpr (kCluster > 1) {
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
+      return GG_STATUS_CUDA_ERROR;
+    }
+    config.gridDim = dim3(clusters * kCluster);
+  }
+  return cudaLaunchKernelEx(&config, kernel, p) == cudaSuccess ? GG_STATUS_SUCCESS
+                                                               : GG_STATUS_CUDA_ERROR;
 }
 
 // Picks the template instance: element type, operand majors.
-template <gg_op kOp, bool kSparseK, Sm90Tile kShape>
+template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster = 1>
 gg_status dispatch_type(Params& p, const gg_gemm_desc& d, bool a_kmajor, bool b_kmajor, int sm_count,
                         cudaStream_t stream) {
   const bool bf16 = d.lhs.dtype == GG_DTYPE_BF16;
   const int g = d.num_groups;
-#define GG_SM90_CASE(A, B)                                                                     \
-  if (a_kmajor == A && b_kmajor == B) {                                                        \
-    return bf16 ? launch<kOp, kSparseK, kShape, __nv_bfloat16, A, B>(p, g, sm_count, stream)   \
-                : launch<kOp, kSparseK, kShape, __half, A, B>(p, g, sm_count, stream);         \
+#define GG_SM90_CASE(A, B)                                                                        \
+  if (a_kmajor == A && b_kmajor == B) {                                                           \
+    return bf16 ? launch<kOp, kSparseK, kShape, kCluster, __nv_bfloat16, A, B>(p, g, sm_count,    \
+                                                                               stream)            \
+                : launch<kOp, kSparseK, kShape, kCluster, __half, A, B>(p, g, sm_count, stream);  \
   }
   if constexpr (kOp == GG_OP_RAGGED_M) {
     GG_SM90_CASE(true, true)
@@ -566,6 +651,8 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   const int64_t qdim = b_kmajor ? d.rhs.shape[0] : d.rhs.shape[1];
   p.out_rows = int(pdim);
   p.k_dim = 0;
+  // In a cluster pair each CTA loads half of the B tile.
+  const int b_box_rows = plan.multicast ? block_n / 2 : block_n;
   p.out.cols = int(qdim);
   p.out.ld = d.out.strides[1];
   p.out.group_stride = p.out.pointer_array ? 0 : d.out.strides[0];
@@ -574,7 +661,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
                    d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
-                   d.rhs.strides[0], 0, b_kmajor, block_n, &why);
+                   d.rhs.strides[0], 0, b_kmajor, b_box_rows, &why);
   if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
   // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
   constexpr Sm90Tile kWide = Sm90Tile::k128x256;
@@ -584,6 +671,10 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     return wide ? dispatch_type<GG_OP_RAGGED_K, true, kWide>(p, d, a_kmajor, b_kmajor, sm_count, stream)
                 : dispatch_type<GG_OP_RAGGED_K, true, kNarrow>(p, d, a_kmajor, b_kmajor, sm_count,
                                                                 stream);
+  }
+  if (plan.multicast) {
+    return dispatch_type<GG_OP_RAGGED_K, false, kWide, 2>(p, d, a_kmajor, b_kmajor, sm_count,
+                                                          stream);
   }
   return wide ? dispatch_type<GG_OP_RAGGED_K, false, kWide>(p, d, a_kmajor, b_kmajor, sm_count, stream)
               : dispatch_type<GG_OP_RAGGED_K, false, kNarrow>(p, d, a_kmajor, b_kmajor, sm_count,

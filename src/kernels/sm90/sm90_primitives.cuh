@@ -86,4 +86,17 @@ __device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity)
   }
 }
 
+// Arrives on the mbarrier at `barrier`'s shared-memory offset in CTA `rank`
+// of the cluster (this CTA's own included). cuda::ptx has remote arrives
+// only with cluster-scope release, a fence this thread need not pay: what
+// it orders, its wgmma reads of the stage, have retired (wgmma.wait_group)
+// before it arrives. Nor has it `mapa`, which turns the offset into the
+// other CTA's address.
+__device__ __forceinline__ void arrive_cluster(uint64_t* barrier, uint32_t rank) {
+  const uint32_t local = static_cast<uint32_t>(__cvta_generic_to_shared(barrier));
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
 }  // namespace gg::sm90
