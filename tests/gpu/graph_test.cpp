@@ -80,6 +80,22 @@ class Graph : public PathTest<gg_path> {
     return s;
   }
 
+  // `tokens` of `m` rows in `groups` uniform groups, accumulated (beta 1)
+  // into an fp32 output: out [groups, k, n].
+  static GemmSpec accumulating_ragged_k(std::string name, int64_t m, int64_t n, int64_t k,
+                                        int32_t groups, int64_t tokens) {
+    GemmSpec s;
+    s.name = std::move(name);
+    s.op = GG_OP_RAGGED_K;
+    s.out = GG_DTYPE_FP32;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.sizes = uniform_sizes(groups, tokens);
+    s.beta.value = 1.0f;
+    return s;
+  }
+
   // Routings of `groups` (at least 4) over `tokens`: random, with empty
   // groups, one hot, all empty.
   static std::vector<std::vector<int64_t>> routings(int32_t groups, int64_t tokens) {
@@ -109,30 +125,14 @@ TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
 }
 
 TEST_P(Graph, SmallRaggedKReplays) {
-  GemmSpec s;
-  s.name = "graph ragged-K";
-  s.op = GG_OP_RAGGED_K;
-  s.out = GG_DTYPE_FP32;
-  s.m = 384;
-  s.n = 72;
-  s.k = 136;
-  s.sizes = uniform_sizes(8, 300);
-  s.beta.value = 1.0f;
-  expect_replays_correct(s, routings(8, 370));
+  expect_replays_correct(accumulating_ragged_k("graph ragged-K", 384, 72, 136, 8, 300),
+                         routings(8, 370));
 }
 
 TEST_P(Graph, SmallRaggedKClusterPairsReplays) {
   // Groups long enough for the sm90 path's cluster pairs (RaggedK.SmallClusterPairs).
-  GemmSpec s;
-  s.name = "graph ragged-K cluster pairs";
-  s.op = GG_OP_RAGGED_K;
-  s.out = GG_DTYPE_FP32;
+  GemmSpec s = accumulating_ragged_k("graph ragged-K cluster pairs", 2104, 264, 264, 4, 2000);
   s.lhs_layout = GG_LAYOUT_T;
-  s.m = 2104;
-  s.n = 264;
-  s.k = 264;
-  s.sizes = uniform_sizes(4, 2000);
-  s.beta.value = 1.0f;
   expect_replays_correct(s, routings(4, 2100));
 }
 
