@@ -135,8 +135,8 @@ constexpr int64_t kSm90SparseKTokens = 128;
 // m-tiles in clusters of two CTAs, each loading half of the shared B tile
 // into both (TMA multicast). Long groups gain from halving B's traffic from
 // L2 (DeepSeek-V3 16384-token skewed wgrad 1.24-1.32x on an H100); short
-// ones lose more to the pair's lockstep (128-token groups: 0.92-0.96x), and
-// ragged-M lost on every prefill shape (0.88-0.98x).
+// ones lose more to the pair's lockstep (128-token groups: 0.92-0.97x), and
+// ragged-M pairs were never faster on prefill (0.88-1.00x).
 constexpr int64_t kSm90MulticastTokens = 512;
 
 struct Sm90Plan {
