@@ -260,6 +260,8 @@ def _declare(lib: ctypes.CDLL) -> None:
 def library() -> ctypes.CDLL:
     """The loaded library, its prototypes declared and its version checked."""
     global _library
+    if _library is not None:  # loaded: no lock needed to read it
+        return _library
     with _lock:
         if _library is None:
             path = library_path()

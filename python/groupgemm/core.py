@@ -356,6 +356,34 @@ def ragged_k(
     return desc
 
 
+def retargeted(
+    template: _capi.GemmDesc,
+    lhs: int,
+    rhs: int,
+    out: int,
+    group_sizes: int,
+    bias: int = 0,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+) -> _capi.GemmDesc:
+    """A copy of a descriptor built from views without data, pointing at the
+    data of one launch, with that launch's host scalars: lhs, rhs, out and
+    bias are ragged_m's x, w, out and bias, or ragged_k's a, b and out. A
+    front end that launches the same shapes again and again checks and
+    builds once per shape (no check reads an address or a host scalar's
+    value) and retargets for each launch; the library validates every
+    launch's descriptor again, addresses included."""
+    desc = _capi.GemmDesc.from_buffer_copy(template)
+    desc.lhs.data = lhs or None
+    desc.rhs.data = rhs or None
+    desc.out.data = out or None
+    desc.bias.data = bias or None
+    desc.group_sizes.sizes = group_sizes or None
+    desc.alpha.value = alpha
+    desc.beta.value = beta
+    return desc
+
+
 # ---- grouped quantize -------------------------------------------------------
 
 # Output formats by name: (element, block scaling, fp32 scale extent).
@@ -478,8 +506,7 @@ def quantize_arrays(
         if data_shape[-1] % 2:
             raise ValueError(
                 "%s: nvfp4 packs two elements per byte; the %s output's last dimension (%d) "
-                "must be even"
-                % (fmt, "columnwise" if columnwise else "rowwise", data_shape[-1])
+                "must be even" % (fmt, "columnwise" if columnwise else "rowwise", data_shape[-1])
             )
         data_shape = data_shape[:-1] + (data_shape[-1] // 2,)
     block_scales = None
@@ -582,7 +609,9 @@ def grouped_quantize(
         target.block_scaling = int(scaling)
         target.block_scales = output.block_scales or None
         target.scale_extent = int(extent)
-        target.scale = ctypes.cast(output.scale, ctypes.POINTER(ctypes.c_float)) if output.scale else None
+        target.scale = (
+            ctypes.cast(output.scale, ctypes.POINTER(ctypes.c_float)) if output.scale else None
+        )
     desc.amax = ctypes.cast(amax, ctypes.POINTER(ctypes.c_float)) if amax else None
     desc.path = path_for(x.device) if path is None else path
     return desc

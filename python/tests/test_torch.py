@@ -341,6 +341,60 @@ def test_compiled_fullgraph_matches_eager(device):
         torch.testing.assert_close(c, e, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_same_shapes_new_data(device):
+    """Checks run once per signature; every launch still reads its own data
+    and scalars and writes its own output."""
+    first, w, _, sizes = make(device, seed=1)
+    second = make(device, seed=2)[0]
+    for x, alpha in ((first, 1.0), (second, 1.0), (first, -2.0)):
+        y = ggt.grouped_mm(x, w, sizes, out_dtype=torch.float32, alpha=alpha)
+        expected = expected_grouped_mm(x, w, SIZES, "nk", alpha=alpha)
+        torch.testing.assert_close(valid(y), valid(expected), rtol=0, atol=0)
+    with pytest.raises(TypeError, match="w: dtype torch.float16 differs"):
+        ggt.grouped_mm(first, w.half(), sizes)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_out_forms_bump_the_version_counter(device):
+    x, w, _, sizes = make(device)
+    out = torch.zeros(M, 48, dtype=torch.float32, device=device)
+    grads = torch.zeros(len(SIZES), 32, 32, dtype=torch.float32, device=device)
+    before = out._version, grads._version
+    ggt.grouped_mm(x, w, sizes, out=out, beta=1.0)
+    ggt.ragged_k_mm(x, x, sizes, out=grads, beta=1.0)
+    assert (out._version, grads._version) == (before[0] + 1, before[1] + 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dispatch_modes_and_the_profiler_see_the_ops(device):
+    """Eager calls that need no autograd skip torch's dispatcher, but not
+    under a dispatch mode or the profiler: those still see every op."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recording(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x, w, _, sizes = make(device)
+    grads = torch.zeros(len(SIZES), 32, 32, dtype=torch.float32, device=device)
+    with Recording() as recording:
+        y = ggt.grouped_mm(x, w, sizes)
+        ggt.ragged_k_mm(x, x, sizes, out=grads, beta=1.0)
+    assert "groupgemm.grouped_mm.default" in recording.ops
+    assert "groupgemm.ragged_k_mm_out.default" in recording.ops
+    torch.testing.assert_close(valid(y), valid(expected_grouped_mm(x, w, SIZES, "nk")))
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        ggt.grouped_mm(x, w, sizes)
+    assert "groupgemm::grouped_mm" in {event.key for event in profile.key_averages()}
+
+
 @needs_cuda
 def test_cuda_graph_replays_with_changed_routing():
     x, w, _, sizes = make("cuda", k=32, n=48)

@@ -26,6 +26,7 @@ from typing import Optional
 import torch
 
 from . import _ops
+from ._registry import register_autograd
 
 _ONES_COLUMNS = 8
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
@@ -101,20 +102,12 @@ def _ragged_k_mm_backward(ctx, grad):
     da = db = None
     if ctx.needs_input_grad[0]:
         # da = alpha * b @ grad[g]^T: grad [G, P, Q] read as "nk" (N = P, K = Q).
-        da = _ops.grouped_mm_zero_rest(
-            b.contiguous(), _as(grad, b), group_sizes, "nk", ctx.alpha
-        )
+        da = _ops.grouped_mm_zero_rest(b.contiguous(), _as(grad, b), group_sizes, "nk", ctx.alpha)
     if ctx.needs_input_grad[1]:
         # db = alpha * a @ grad[g]: grad [G, P, Q] read as "kn" (K = P, N = Q).
-        db = _ops.grouped_mm_zero_rest(
-            a.contiguous(), _as(grad, a), group_sizes, "kn", ctx.alpha
-        )
+        db = _ops.grouped_mm_zero_rest(a.contiguous(), _as(grad, a), group_sizes, "kn", ctx.alpha)
     return da, db, None, None, None
 
 
-torch.library.register_autograd(
-    "groupgemm::grouped_mm", _grouped_mm_backward, setup_context=_setup_grouped_mm
-)
-torch.library.register_autograd(
-    "groupgemm::ragged_k_mm", _ragged_k_mm_backward, setup_context=_setup_ragged_k_mm
-)
+register_autograd("grouped_mm", _grouped_mm_backward, _setup_grouped_mm)
+register_autograd("ragged_k_mm", _ragged_k_mm_backward, _setup_ragged_k_mm)

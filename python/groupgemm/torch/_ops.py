@@ -1,6 +1,6 @@
-"""The torch custom ops (namespace "groupgemm") and their fake kernels.
+"""The torch ops (namespace "groupgemm"): schemas, kernels and fake kernels.
 
-Four ops, two products each with a functional and an out= form:
+Five ops, two products with a functional and an out= form each:
 
   grouped_mm(x, w, group_sizes, w_layout, out_dtype, bias, alpha) -> out [M, N]
   grouped_mm_out(out!, x, w, group_sizes, w_layout, bias, alpha, beta)
@@ -12,28 +12,42 @@ Four ops, two products each with a functional and an out= form:
 
 The functional forms allocate their result and carry autograd (_autograd.py);
 accumulation (beta != 0) writes into a caller's tensor, so it is the out=
-form, which declares its mutation (mutates_args) so torch.compile
-functionalizes it correctly. A functional ragged-M result leaves rows past
-the last group unwritten (uninitialized), as torch._grouped_mm does.
+form, whose schema declares the mutation (Tensor(a!)) so torch.compile
+functionalizes it correctly, and whose kernel bumps the output's version
+counter so autograd notices the mutation. A functional ragged-M result
+leaves rows past the last group unwritten (uninitialized), as
+torch._grouped_mm does.
 
-Each op runs the same host checks in its real and its fake kernel, so a bad
-argument is reported while tracing under torch.compile as well as eagerly,
-always before a launch. Real kernels launch on the current stream of the
-data's device (CUDA) or run the CPU reference (CPU tensors, sizes on the
-CPU); nothing reads the group sizes on the host, so the ops are CUDA-graph
-capturable.
+Each op (defined as _registry.py says) runs the same host checks in its real
+and its fake kernel, so a bad argument is reported while tracing under
+torch.compile as well as eagerly, always before a launch. The checks read
+each tensor's dtype, shape, strides and device and the non-scalar
+arguments, never an address or alpha's and beta's values, so a real kernel
+runs them once per such signature, keeps the checked descriptor and
+retargets it to each launch's data and scalars (core.retargeted): an MoE
+layer launches the same shapes every step.
+
+Real kernels launch on the current stream of the data's device (CUDA) or run
+the CPU reference (CPU tensors, sizes on the CPU); nothing reads the group
+sizes on the host, so the ops are CUDA-graph capturable.
 """
 
-from typing import Optional
+from typing import Callable, Dict, Optional
 
 import torch
 
 from .. import core
 from . import _workspace
+from ._registry import define
 from ._views import operand
 
 OPERAND_DTYPES = (torch.bfloat16, torch.float16)
 OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+
+# Checked descriptors by signature. Bounded: a caller whose shapes never
+# repeat pays the checks on every launch, as without the cache, and no more.
+_CHECKED_LIMIT = 1024
+_checked: Dict[tuple, object] = {}
 
 
 def _check_operand_dtypes(
@@ -57,45 +71,114 @@ def _check_out_dtype(name: str, dtype: torch.dtype) -> None:
         )
 
 
-def _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, launch, zero_rest=False):
-    """Checks (and when `launch`, runs) a ragged-M product; zero_rest: the
-    launch also writes zeros to the rows past the last group."""
+def _signature(tensor: Optional[torch.Tensor]):
+    """What the checks read of a tensor."""
+    return None if tensor is None else (tensor.dtype, tensor.shape, tensor.stride(), tensor.device)
+
+
+def _checked_once(key: tuple, check: Callable[[], object]) -> object:
+    """check()'s result for `key`, from the first launch with that signature."""
+    found = _checked.get(key)
+    if found is None:
+        if len(_checked) >= _CHECKED_LIMIT:
+            _checked.clear()
+        found = _checked[key] = check()
+    return found
+
+
+def _address(tensor: Optional[torch.Tensor]) -> int:
+    return 0 if tensor is None else tensor.data_ptr()
+
+
+def _ragged_m_views(out, x, w, group_sizes, w_layout, bias, alpha, beta) -> dict:
+    """core's views (without data) of a ragged-M product, after the dtype checks."""
     _check_operand_dtypes("x", x, "w", w)
     _check_out_dtype("out", out.dtype)
     if bias is not None:
         _check_out_dtype("bias", bias.dtype)
-    views = dict(
-        x=operand("x", x, launch),
-        w=operand("w", w, launch),
-        out=operand("out", out, launch),
-        group_sizes=operand("group_sizes", group_sizes, launch),
+    return dict(
+        x=operand("x", x, False),
+        w=operand("w", w, False),
+        out=operand("out", out, False),
+        group_sizes=operand("group_sizes", group_sizes, False),
         w_layout=w_layout,
-        bias=None if bias is None else operand("bias", bias, launch),
+        bias=None if bias is None else operand("bias", bias, False),
         alpha=alpha,
         beta=beta,
     )
-    if launch:
-        _workspace.run(core.ragged_m(**views, zero_unused_rows=zero_rest), x.device)
-    else:
-        core.check_ragged_m(**views)
 
 
-def _ragged_k(out, a, b, group_sizes, alpha, beta, launch):
-    """Checks (and when `launch`, runs) a ragged-K product."""
+def _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, zero_rest=False) -> None:
+    """Launches a ragged-M product into `out`; zero_rest: the launch also
+    writes zeros to the rows past the last group."""
+    key = (
+        "ragged_m",
+        _signature(out),
+        _signature(x),
+        _signature(w),
+        _signature(group_sizes),
+        _signature(bias),
+        w_layout,
+        zero_rest,
+    )
+    template = _checked_once(
+        key,
+        lambda: core.ragged_m(
+            **_ragged_m_views(out, x, w, group_sizes, w_layout, bias, alpha, beta),
+            zero_unused_rows=zero_rest,
+        ),
+    )
+    desc = core.retargeted(
+        template,
+        x.data_ptr(),
+        w.data_ptr(),
+        out.data_ptr(),
+        group_sizes.data_ptr(),
+        _address(bias),
+        alpha,
+        beta,
+    )
+    _workspace.run(desc, x.device)
+
+
+def _check_ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta) -> None:
+    core.check_ragged_m(**_ragged_m_views(out, x, w, group_sizes, w_layout, bias, alpha, beta))
+
+
+def _ragged_k_views(out, a, b, group_sizes, alpha, beta) -> dict:
+    """core's views (without data) of a ragged-K product, after the dtype checks."""
     _check_operand_dtypes("a", a, "b", b)
     _check_out_dtype("out", out.dtype)
-    views = dict(
-        a=operand("a", a, launch),
-        b=operand("b", b, launch),
-        out=operand("out", out, launch),
-        group_sizes=operand("group_sizes", group_sizes, launch),
+    return dict(
+        a=operand("a", a, False),
+        b=operand("b", b, False),
+        out=operand("out", out, False),
+        group_sizes=operand("group_sizes", group_sizes, False),
         alpha=alpha,
         beta=beta,
     )
-    if launch:
-        _workspace.run(core.ragged_k(**views), a.device)
-    else:
-        core.check_ragged_k(**views)
+
+
+def _ragged_k(out, a, b, group_sizes, alpha, beta) -> None:
+    """Launches a ragged-K product into `out`."""
+    key = (
+        "ragged_k",
+        _signature(out),
+        _signature(a),
+        _signature(b),
+        _signature(group_sizes),
+    )
+    template = _checked_once(
+        key, lambda: core.ragged_k(**_ragged_k_views(out, a, b, group_sizes, alpha, beta))
+    )
+    desc = core.retargeted(
+        template, a.data_ptr(), b.data_ptr(), out.data_ptr(), group_sizes.data_ptr(), 0, alpha, beta
+    )
+    _workspace.run(desc, a.device)
+
+
+def _check_ragged_k(out, a, b, group_sizes, alpha, beta) -> None:
+    core.check_ragged_k(**_ragged_k_views(out, a, b, group_sizes, alpha, beta))
 
 
 def _result_dtype(operand_dtype, out_dtype):
@@ -105,107 +188,117 @@ def _result_dtype(operand_dtype, out_dtype):
     return out_dtype
 
 
+def _ragged_m_shape(x, w, w_layout):
+    return core.ragged_m_out_shape(operand("x", x, False), operand("w", w, False), w_layout)
+
+
+def _ragged_k_shape(a, b, group_sizes):
+    return core.ragged_k_out_shape(
+        operand("a", a, False), operand("b", b, False), operand("group_sizes", group_sizes, False)
+    )
+
+
 def _ragged_m_result(x, w, w_layout, out_dtype):
-    rows, cols = core.ragged_m_out_shape(operand("x", x, False), operand("w", w, False), w_layout)
-    return x.new_empty((rows, cols), dtype=_result_dtype(x.dtype, out_dtype))
+    """A new ragged-M result; its shape is worked out once per signature."""
+    shape = _checked_once(
+        ("ragged_m_shape", x.shape, w.shape, w_layout), lambda: _ragged_m_shape(x, w, w_layout)
+    )
+    return x.new_empty(shape, dtype=_result_dtype(x.dtype, out_dtype))
 
 
 def _ragged_k_result(a, b, group_sizes, out_dtype):
-    shape = core.ragged_k_out_shape(
-        operand("a", a, False), operand("b", b, False), operand("group_sizes", group_sizes, False)
+    shape = _checked_once(
+        ("ragged_k_shape", a.shape, b.shape, group_sizes.shape),
+        lambda: _ragged_k_shape(a, b, group_sizes),
     )
     return a.new_empty(shape, dtype=_result_dtype(a.dtype, out_dtype))
 
 
-@torch.library.custom_op("groupgemm::grouped_mm", mutates_args=())
-def grouped_mm(
-    x: torch.Tensor,
-    w: torch.Tensor,
-    group_sizes: torch.Tensor,
-    w_layout: str,
-    out_dtype: Optional[torch.dtype],
-    bias: Optional[torch.Tensor],
-    alpha: float,
-) -> torch.Tensor:
+# ---- the ops -----------------------------------------------------------------
+# A fake kernel's tensors may have symbolic shapes: it runs the checks
+# directly, never through the cache.
+
+
+def _grouped_mm(x, w, group_sizes, w_layout, out_dtype, bias, alpha):
     out = _ragged_m_result(x, w, w_layout, out_dtype)
-    _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, 0.0, launch=True)
+    _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, 0.0)
     return out
 
 
-@grouped_mm.register_fake
-def _(x, w, group_sizes, w_layout, out_dtype, bias, alpha):
-    out = _ragged_m_result(x, w, w_layout, out_dtype)
-    _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, 0.0, launch=False)
+def _grouped_mm_fake(x, w, group_sizes, w_layout, out_dtype, bias, alpha):
+    out = x.new_empty(_ragged_m_shape(x, w, w_layout), dtype=_result_dtype(x.dtype, out_dtype))
+    _check_ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, 0.0)
     return out
 
 
-@torch.library.custom_op("groupgemm::grouped_mm_zero_rest", mutates_args=())
-def grouped_mm_zero_rest(
-    x: torch.Tensor, w: torch.Tensor, group_sizes: torch.Tensor, w_layout: str, alpha: float
-) -> torch.Tensor:
+grouped_mm = define(
+    "grouped_mm(Tensor x, Tensor w, Tensor group_sizes, str w_layout, ScalarType? out_dtype, "
+    "Tensor? bias, float alpha) -> Tensor",
+    _grouped_mm,
+    _grouped_mm_fake,
+)
+
+
+def _grouped_mm_zero_rest(x, w, group_sizes, w_layout, alpha):
     out = _ragged_m_result(x, w, w_layout, None)
-    _ragged_m(out, x, w, group_sizes, w_layout, None, alpha, 0.0, launch=True, zero_rest=True)
+    _ragged_m(out, x, w, group_sizes, w_layout, None, alpha, 0.0, zero_rest=True)
     return out
 
 
-@grouped_mm_zero_rest.register_fake
-def _(x, w, group_sizes, w_layout, alpha):
-    out = _ragged_m_result(x, w, w_layout, None)
-    _ragged_m(out, x, w, group_sizes, w_layout, None, alpha, 0.0, launch=False)
-    return out
+def _grouped_mm_zero_rest_fake(x, w, group_sizes, w_layout, alpha):
+    return _grouped_mm_fake(x, w, group_sizes, w_layout, None, None, alpha)
 
 
-@torch.library.custom_op("groupgemm::grouped_mm_out", mutates_args=("out",))
-def grouped_mm_out(
-    out: torch.Tensor,
-    x: torch.Tensor,
-    w: torch.Tensor,
-    group_sizes: torch.Tensor,
-    w_layout: str,
-    bias: Optional[torch.Tensor],
-    alpha: float,
-    beta: float,
-) -> None:
-    _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, launch=True)
+grouped_mm_zero_rest = define(
+    "grouped_mm_zero_rest(Tensor x, Tensor w, Tensor group_sizes, str w_layout, float alpha) "
+    "-> Tensor",
+    _grouped_mm_zero_rest,
+    _grouped_mm_zero_rest_fake,
+)
 
 
-@grouped_mm_out.register_fake
-def _(out, x, w, group_sizes, w_layout, bias, alpha, beta):
-    _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, launch=False)
+def _grouped_mm_out(out, x, w, group_sizes, w_layout, bias, alpha, beta):
+    _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta)
+    torch.autograd.graph.increment_version(out)
 
 
-@torch.library.custom_op("groupgemm::ragged_k_mm", mutates_args=())
-def ragged_k_mm(
-    a: torch.Tensor,
-    b: torch.Tensor,
-    group_sizes: torch.Tensor,
-    out_dtype: Optional[torch.dtype],
-    alpha: float,
-) -> torch.Tensor:
+grouped_mm_out = define(
+    "grouped_mm_out(Tensor(a!) out, Tensor x, Tensor w, Tensor group_sizes, str w_layout, "
+    "Tensor? bias, float alpha, float beta) -> ()",
+    _grouped_mm_out,
+    _check_ragged_m,
+)
+
+
+def _ragged_k_mm(a, b, group_sizes, out_dtype, alpha):
     out = _ragged_k_result(a, b, group_sizes, out_dtype)
-    _ragged_k(out, a, b, group_sizes, alpha, 0.0, launch=True)
+    _ragged_k(out, a, b, group_sizes, alpha, 0.0)
     return out
 
 
-@ragged_k_mm.register_fake
-def _(a, b, group_sizes, out_dtype, alpha):
-    out = _ragged_k_result(a, b, group_sizes, out_dtype)
-    _ragged_k(out, a, b, group_sizes, alpha, 0.0, launch=False)
+def _ragged_k_mm_fake(a, b, group_sizes, out_dtype, alpha):
+    shape = _ragged_k_shape(a, b, group_sizes)
+    out = a.new_empty(shape, dtype=_result_dtype(a.dtype, out_dtype))
+    _check_ragged_k(out, a, b, group_sizes, alpha, 0.0)
     return out
 
 
-@torch.library.custom_op("groupgemm::ragged_k_mm_out", mutates_args=("out",))
-def ragged_k_mm_out(
-    out: torch.Tensor,
-    a: torch.Tensor,
-    b: torch.Tensor,
-    group_sizes: torch.Tensor,
-    alpha: float,
-    beta: float,
-) -> None:
-    _ragged_k(out, a, b, group_sizes, alpha, beta, launch=True)
+ragged_k_mm = define(
+    "ragged_k_mm(Tensor a, Tensor b, Tensor group_sizes, ScalarType? out_dtype, float alpha) "
+    "-> Tensor",
+    _ragged_k_mm,
+    _ragged_k_mm_fake,
+)
 
 
-@ragged_k_mm_out.register_fake
-def _(out, a, b, group_sizes, alpha, beta):
-    _ragged_k(out, a, b, group_sizes, alpha, beta, launch=False)
+def _ragged_k_mm_out(out, a, b, group_sizes, alpha, beta):
+    _ragged_k(out, a, b, group_sizes, alpha, beta)
+    torch.autograd.graph.increment_version(out)
+
+
+ragged_k_mm_out = define(
+    "ragged_k_mm_out(Tensor(a!) out, Tensor a, Tensor b, Tensor group_sizes, float alpha, "
+    "float beta) -> ()",
+    _ragged_k_mm_out,
+    _check_ragged_k,
+)

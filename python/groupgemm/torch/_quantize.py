@@ -26,6 +26,7 @@ import torch
 
 from .. import core
 from . import _workspace
+from ._registry import define
 from ._views import operand
 
 INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
@@ -39,7 +40,9 @@ def _empty(x: torch.Tensor) -> torch.Tensor:
     return x.new_empty((0,), dtype=torch.uint8)
 
 
-def _allocate(x: torch.Tensor, fmt: Optional[str], groups: int, columnwise: bool) -> List[torch.Tensor]:
+def _allocate(
+    x: torch.Tensor, fmt: Optional[str], groups: int, columnwise: bool
+) -> List[torch.Tensor]:
     """data, block scales, scale of one output (empty tensors where absent)."""
     if fmt is None:
         return [_empty(x), _empty(x), _empty(x)]
@@ -88,21 +91,21 @@ def _check(x, group_sizes, rowwise, columnwise, outputs, launch):
         _workspace.run(desc, x.device)
 
 
-@torch.library.custom_op("groupgemm::grouped_quantize", mutates_args=())
-def grouped_quantize_op(
-    x: torch.Tensor,
-    group_sizes: Optional[torch.Tensor],
-    rowwise: Optional[str],
-    columnwise: Optional[str],
-    amax: bool,
-) -> List[torch.Tensor]:
+def _grouped_quantize(x, group_sizes, rowwise, columnwise, amax):
     outputs = _results(x, group_sizes, rowwise, columnwise, amax)
     _check(x, group_sizes, rowwise, columnwise, outputs, launch=True)
     return outputs
 
 
-@grouped_quantize_op.register_fake
-def _(x, group_sizes, rowwise, columnwise, amax):
+def _grouped_quantize_fake(x, group_sizes, rowwise, columnwise, amax):
     outputs = _results(x, group_sizes, rowwise, columnwise, amax)
     _check(x, group_sizes, rowwise, columnwise, outputs, launch=False)
     return outputs
+
+
+grouped_quantize_op = define(
+    "grouped_quantize(Tensor x, Tensor? group_sizes, str? rowwise, str? columnwise, bool amax) "
+    "-> Tensor[]",
+    _grouped_quantize,
+    _grouped_quantize_fake,
+)

@@ -35,8 +35,8 @@ from .._capi import DeviceFlag, GemmDesc
 from ..errors import WorkspaceTooSmall
 
 _MIN_BYTES = 1 << 20
-_buffers: Dict[str, torch.Tensor] = {}
-_last_streams: Dict[str, torch.cuda.Stream] = {}
+_buffers: Dict[torch.device, torch.Tensor] = {}
+_last_streams: Dict[torch.device, int] = {}  # the stream handle of each device's last launch
 
 
 def _capturing(device: torch.device) -> bool:
@@ -44,7 +44,7 @@ def _capturing(device: torch.device) -> bool:
 
 
 def _grow(device: torch.device, nbytes: int) -> torch.Tensor:
-    old = _buffers.get(str(device))
+    old = _buffers.get(device)
     if _capturing(device):
         raise WorkspaceTooSmall(
             "the groupgemm workspace on %s (%d bytes) must grow to %d bytes, which cannot happen "
@@ -59,13 +59,15 @@ def _grow(device: torch.device, nbytes: int) -> torch.Tensor:
             # Launches are ordered up to the current stream: keep the old
             # block from reuse until that stream is past them.
             old.record_stream(torch.cuda.current_stream(device))
-    _buffers[str(device)] = new
+    _buffers[device] = new
     return new
 
 
 def _on(device: torch.device):
     """Makes `device` current: the library launches on the current CUDA device."""
-    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+    if device.type != "cuda" or device.index == torch.cuda.current_device():
+        return contextlib.nullcontext()
+    return torch.cuda.device(device)
 
 
 def _normalized(device: Union[torch.device, str, None]) -> torch.device:
@@ -76,15 +78,21 @@ def _normalized(device: Union[torch.device, str, None]) -> torch.device:
 
 
 def _stream_after_previous_launch(device: torch.device) -> int:
-    """The current stream's handle, ordered after the device's previous launch."""
+    """The current stream's handle, ordered after the device's previous launch.
+
+    The handle comes from torch._C._cuda_getCurrentRawStream, as Triton's
+    launcher gets it: torch.cuda.current_stream() builds a Stream object,
+    which costs more host time than the launch it is for. Stream objects
+    are made only when the stream changed, to wait on the previous one."""
     if device.type != "cuda":
         return 0
-    stream = torch.cuda.current_stream(device)
-    previous = _last_streams.get(str(device))
-    if previous is not None and previous != stream and not _capturing(device):
-        stream.wait_stream(previous)
-    _last_streams[str(device)] = stream
-    return stream.cuda_stream
+    handle = torch._C._cuda_getCurrentRawStream(device.index)
+    previous = _last_streams.get(device)
+    if previous is not None and previous != handle and not _capturing(device):
+        waiting = torch.cuda.current_stream(device)
+        waiting.wait_stream(torch.cuda.ExternalStream(previous, device=device))
+    _last_streams[device] = handle
+    return handle
 
 
 def reserve(nbytes: int, device: Union[torch.device, str, None] = None) -> None:
@@ -92,7 +100,7 @@ def reserve(nbytes: int, device: Union[torch.device, str, None] = None) -> None:
     least `nbytes` large: call it before capturing a graph whose problems
     need more than a first eager run has sized it for."""
     device = _normalized(device)
-    buffer = _buffers.get(str(device))
+    buffer = _buffers.get(device)
     if buffer is None or buffer.numel() < nbytes:
         with _on(device):
             _stream_after_previous_launch(device)
@@ -103,7 +111,7 @@ def run(desc: GemmDesc, device: torch.device) -> None:
     """Launches `desc` on the current stream of `device` with its workspace."""
     with _on(device):
         stream = _stream_after_previous_launch(device)
-        buffer = _buffers.get(str(device))
+        buffer = _buffers.get(device)
         if buffer is None:
             buffer = _grow(device, core.workspace_size(desc))
         try:
@@ -120,7 +128,7 @@ def check(device: Union[torch.device, str, None] = None) -> DeviceFlag:
     current stream (ordered after its last launch), so call it outside graph
     capture."""
     device = _normalized(device)
-    buffer = _buffers.get(str(device))
+    buffer = _buffers.get(device)
     if buffer is None:  # never used: nothing can have been flagged
         return DeviceFlag(0)
     with _on(device):
