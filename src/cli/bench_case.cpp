@@ -11,8 +11,11 @@ constexpr uint64_t kRoutingSeed = 2024;
 
 Problem bench_problem(const BenchCase& bench_case) {
   const MoePreset& preset = *bench_case.preset;
-  return model_problem(bench_case.op, routed_rows(preset, bench_case.tokens),
-                       up_projection_n(preset), up_projection_k(preset), preset.experts);
+  Problem problem = model_problem(bench_case.op, routed_rows(preset, bench_case.tokens),
+                                  up_projection_n(preset), up_projection_k(preset), preset.experts);
+  problem.out_dtype = bench_case.output.dtype;
+  problem.beta = bench_case.output.beta;
+  return problem;
 }
 
 std::vector<int64_t> bench_sizes(const BenchCase& bench_case) {

@@ -14,14 +14,22 @@
 
 namespace gg::cli {
 
+// The output of every case of a run: its element type, and beta (1 with an
+// fp32 output: a weight gradient accumulated into a main-grad buffer).
+struct Output {
+  gg_dtype dtype = GG_DTYPE_BF16;
+  double beta = 0.0;
+};
+
 struct BenchCase {
   const MoePreset* preset;
   int64_t tokens;
   Routing routing;
   ModelOp op;
+  Output output;
 };
 
-// bf16 in and out, alpha 1, beta 0, no bias; rows = tokens * top_k.
+// bf16 in, the case's output, alpha 1, no bias; rows = tokens * top_k.
 Problem bench_problem(const BenchCase& bench_case);
 // Fixed seed: every run and every op of a case sees the same sizes.
 std::vector<int64_t> bench_sizes(const BenchCase& bench_case);

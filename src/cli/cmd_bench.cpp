@@ -1,6 +1,8 @@
 // `groupgemm bench`: the MoE presets' up-projections as fprop, dgrad and
 // wgrad, under uniform and skewed routing, timed against cuBLAS on the GPU
-// (bench_gpu.h). Without a GPU it says why and times the CPU reference on a
+// (bench_gpu.h). Outputs are bf16 unless --out and --beta say otherwise
+// (wgrad with --out fp32 --beta 1 accumulates into an fp32 main-grad
+// buffer, as training does). Without a GPU it says why and times the CPU reference on a
 // small preset instead, in the same table, and still succeeds: the command
 // is usable everywhere. Results go to stdout (a table, or one JSON document
 // with --json); the notice and the progress line go to stderr.
@@ -13,6 +15,7 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "cli/devices.h"
+#include "cli/elements.h"
 #include "cli/problem.h"
 #include "cli/progress.h"
 
@@ -21,8 +24,8 @@ namespace gg::cli {
 namespace {
 
 const std::vector<OptionSpec> kBenchOptions = {
-    {"preset", true}, {"tokens", true}, {"routing", true},
-    {"ops", true},    {"iters", true},  {"json", false}, {"path", true},
+    {"preset", true}, {"tokens", true}, {"routing", true}, {"ops", true}, {"out", true},
+    {"beta", true},   {"iters", true},  {"json", false},  {"path", true},
 };
 
 const std::vector<Name<ModelOp>> kBenchOps = {
@@ -39,6 +42,7 @@ struct BenchRequest {
   std::vector<int64_t> tokens;            // empty: the mode's default
   std::vector<Routing> routings;
   std::vector<ModelOp> ops;
+  Output output;
   int iters = 0;  // 0: the mode's default
   bool json = false;
   gg_path path = GG_PATH_AUTO;  // our GPU path
@@ -70,6 +74,8 @@ BenchRequest parse_request(const std::vector<std::string>& words) {
   for (const std::string& item : options.list("ops", "fprop,dgrad,wgrad")) {
     request.ops.push_back(parse_name(kBenchOps, "ops", item));
   }
+  request.output.dtype = options.choice("out", kOutputDtypeNames, GG_DTYPE_BF16);
+  request.output.beta = options.real("beta", 0.0);
   request.iters = static_cast<int>(options.integer("iters", 0, 1, 100000));
   request.json = options.has("json");
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
@@ -83,7 +89,9 @@ std::vector<BenchCase> make_cases(const std::vector<const MoePreset*>& presets,
   for (const MoePreset* preset : presets) {
     for (const int64_t count : tokens) {
       for (const Routing routing : request.routings) {
-        for (const ModelOp op : request.ops) cases.push_back({preset, count, routing, op});
+        for (const ModelOp op : request.ops) {
+          cases.push_back({preset, count, routing, op, request.output});
+        }
       }
     }
   }
@@ -118,6 +126,8 @@ int run_bench(const std::vector<std::string>& words) {
   std::string why_not;
   const std::vector<CudaDevice> devices = cuda_devices(&why_not);
   BenchReport report;
+  report.output = name_of(kOutputDtypeNames, request.output.dtype);
+  report.beta = request.output.beta;
   if (devices.empty()) {
     std::fprintf(stderr, "no CUDA device (%s): running the CPU reference on a small preset\n",
                  why_not.c_str());

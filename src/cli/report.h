@@ -34,6 +34,8 @@ struct BenchReport {
   std::string mode;  // "gpu" or "cpu-reference"
   std::string device;
   std::string path = "reference";  // the path timed as ours
+  std::string output = "bf16";     // every case's output type, and its beta
+  double beta = 0.0;
   std::optional<MachineRates> rates;
   std::vector<BenchRow> rows;
 };

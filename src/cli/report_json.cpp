@@ -41,7 +41,9 @@ std::string integer(int64_t value) { return std::to_string(value); }
 void print_json(const BenchReport& report, std::FILE* stream) {
   std::string json = "{\n  \"mode\": " + quoted(report.mode) +
                      ",\n  \"device\": " + quoted(report.device) +
-                     ",\n  \"path\": " + quoted(report.path) + ",\n  \"rates\": ";
+                     ",\n  \"path\": " + quoted(report.path) +
+                     ",\n  \"output\": " + quoted(report.output) +
+                     ",\n  \"beta\": " + number(report.beta) + ",\n  \"rates\": ";
   if (report.rates) {
     json += "{\"dense_bf16_tflops\": " + number(report.rates->dense_flops_per_s * 1e-12) +
             ", \"copy_gb_per_s\": " + number(report.rates->copy_bytes_per_s * 1e-9) + "}";

@@ -27,6 +27,7 @@ std::string figure(const std::optional<double>& value) {
 void print_table(const BenchReport& report, std::FILE* stream) {
   std::fprintf(stream, "# device: %s (%s); path: %s\n", report.device.c_str(), report.mode.c_str(),
                report.path.c_str());
+  std::fprintf(stream, "# output: %s, beta %g\n", report.output.c_str(), report.beta);
   if (report.rates) {
     std::fprintf(
         stream, "# dense cuBLAS bf16 8192^3: %.1f TFLOP/s; device copy: %.0f GB/s (read + write)\n",

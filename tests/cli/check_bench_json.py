@@ -17,6 +17,8 @@ def main():
     on_gpu = document["mode"] == "gpu"
     assert on_gpu or not need_gpu, f"mode {document['mode']}, expected gpu"
     assert (document["rates"] is not None) == on_gpu, "machine rates go with the GPU mode"
+    assert document["output"] in ("bf16", "fp16", "fp32"), document["output"]
+    assert isinstance(document["beta"], (int, float)), document["beta"]
     gpu_figures = ("dense_ms", "loop_ms", "x_dense", "x_loop", "roofline_efficiency")
     for case in cases:
         assert case["error"] is None, case
