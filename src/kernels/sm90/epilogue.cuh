@@ -21,14 +21,19 @@
 //     512 contiguous bytes per instruction, masked to the valid rows and
 //     columns, so no write leaves the group or the output view.
 // With beta != 0 the old output is first read into the buffer the same way
-// (coalesced, masked) and each thread combines it in place. fp32 outputs are
-// twice the buffer's width and go out in two passes of BN/2 columns.
+// (coalesced, masked) and each thread combines it in place. That read is
+// asynchronous (cp.async): a thread's 16-byte loads of a pass are all in
+// flight together, one DRAM round trip per pass instead of one per load,
+// which is what an fp32 main-grad accumulation (beta = 1) waits on. fp32
+// outputs are twice the buffer's width and go out in two passes of BN/2
+// columns.
 #pragma once
 
 #include <cuda.h>
 #include <cuda/ptx>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_pipeline_primitives.h>
 #include <stdint.h>
 
 #include <type_traits>
@@ -77,7 +82,8 @@ __device__ __forceinline__ void claim_staging(int thread, int barrier) {
 // Moves a pass of the block between the staging buffer and global memory,
 // 16 bytes per thread and step in row-major order (a warp covers 512
 // contiguous bytes of a row), skipping rows >= rows and columns >= cols.
-// kToGlobal: buffer -> out; else out -> buffer (the old output, for beta).
+// kToGlobal: buffer -> out; else out -> buffer (the old output, for beta),
+// whole chunks by cp.async, complete for this thread on return.
 template <int kBytes, bool kToGlobal>
 __device__ __forceinline__ void copy_block(uint8_t* staging, void* out, int64_t ld, int64_t row,
                                            int rows, int col, int pass_cols, int cols,
@@ -94,7 +100,7 @@ __device__ __forceinline__ void copy_block(uint8_t* staging, void* out, int64_t 
       if constexpr (kToGlobal) {
         *reinterpret_cast<uint4*>(global) = *reinterpret_cast<const uint4*>(shared);
       } else {
-        *reinterpret_cast<uint4*>(shared) = *reinterpret_cast<const uint4*>(global);
+        __pipeline_memcpy_async(shared, global, 16);
       }
     } else {
       for (int b = 0; b < (cols - col - c) * kBytes; ++b) {  // the row's last, partial chunk
@@ -105,6 +111,10 @@ __device__ __forceinline__ void copy_block(uint8_t* staging, void* out, int64_t 
         }
       }
     }
+  }
+  if constexpr (!kToGlobal) {
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
   }
 }
 
