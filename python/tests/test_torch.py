@@ -366,6 +366,16 @@ def test_out_forms_bump_the_version_counter(device):
     assert (out._version, grads._version) == (before[0] + 1, before[1] + 1)
 
 
+def test_meta_tensors_get_the_fake_kernels():
+    """Meta tensors (shape inference, deferred initialization) take the fake
+    kernels, as through the dispatcher, and never reach a launch."""
+    x, w, bias, sizes = (t.to("meta") for t in make("cpu"))
+    y = ggt.grouped_mm(x, w, sizes, bias=bias, out_dtype=torch.float32)
+    assert (y.device.type, tuple(y.shape), y.dtype) == ("meta", (M, 48), torch.float32)
+    dw = ggt.ragged_k_mm(x, x, sizes)
+    assert (dw.device.type, tuple(dw.shape)) == ("meta", (len(SIZES), 32, 32))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_dispatch_modes_and_the_profiler_see_the_ops(device):
     """Eager calls that need no autograd skip torch's dispatcher, but not

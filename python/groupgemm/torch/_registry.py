@@ -11,11 +11,12 @@ Going through torch's dispatcher from Python still costs several times a
 launch's host time: a hop into C++ and back for each dispatch key with a
 Python kernel, autograd's among them. So an eager call on plain tensors
 (not traced or compiled, no tensor subclass such as a fake or functional
-tensor, no torch function or dispatch mode, no functorch transform, the
-profiler off so that the op still appears in profiles) skips it: it runs
-the kernel, or, when autograd must record the call, a torch.autograd.Function
-made of the same kernel and the same formulas as the registered autograd.
-Every other call goes through the dispatcher as registered.
+tensor, no meta tensor, no torch function or dispatch mode, no functorch
+transform, the profiler off so that the op still appears in profiles)
+skips it: it runs the kernel, or, when autograd must record the call, a
+torch.autograd.Function made of the same kernel and the same formulas as
+the registered autograd. Every other call goes through the dispatcher as
+registered.
 """
 
 from typing import Callable, Dict
@@ -38,7 +39,10 @@ def _dispatcher_needed(args) -> bool:
         or torch._C._autograd._profiler_enabled()
     ):
         return True
-    return any(isinstance(arg, torch.Tensor) and type(arg) not in _PLAIN_TYPES for arg in args)
+    return any(
+        isinstance(arg, torch.Tensor) and (type(arg) not in _PLAIN_TYPES or arg.is_meta)
+        for arg in args
+    )
 
 
 def _records_grad(args) -> bool:
