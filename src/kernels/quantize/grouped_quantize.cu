@@ -16,37 +16,9 @@
 // a binary search in shared memory.
 //
 // A CTA's tiles stream through two shared-memory stages: tile i + 1 is
-// copied by cp.async (rows of raw input words, zero-filled past the group's
-// end; 16-byte chunks permuted within a row so that both readers below are
-// free of bank conflicts) while tile i is coded, so loads stay in flight
-// through the coding. Coding a tile, all 256 threads:
-//   columnwise: a thread takes two adjacent K columns (one 32-bit word of a
-//               16-bit input) of 32 tokens, so that a warp's shared-memory
-//               reads are 32 words of one row. It keeps the column amaxes
-//               of its 16- and 32-token blocks (SIMD max of the magnitudes,
-//               two columns in one instruction); a 1x128 block combines the
-//               four chunks of its column through shared memory. It codes
-//               each column into a staging buffer of code rows (one per K
-//               column, tokens along it), byte scales into another, and
-//               after a barrier the warps copy both out: code rows in
-//               16-byte stores, as they are where every row of the tile
-//               starts on 16 bytes, else shifted to the output's alignment
-//               (group starts need not be aligned), with the bytes shared
-//               with another group (odd starts of e2m1 rows) set nibble-wise
-//               with atomics, so neighbours and untouched tokens keep their
-//               bits, as in the reference; scales a lane per block, so a
-//               warp's bytes share a few lines.
-//   rowwise:    a thread takes a run of 32 elements of a token's row, takes
-//               the amax of each block in it (or shares a 1x128 block's
-//               with the row's other runs by shuffles), decides the block
-//               scales (formats/block_quant.h) and stores its codes in one
-//               or two vector stores.
-// Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
-// is finite takes the short encoders (division by the reciprocal with
-// Markstein's corrections, or the mxfp8 product, then the fp8 conversion
-// instruction or the e2m1 arithmetic; fp16 elements are widened by the
-// conversion instruction, exact for finite values), any other block the
-// exact ones; both give the reference's bits. A 128x128 block takes the tile's amax, reduced over the CTA.
+// copied by cp.async (rows of raw input words in 128-byte panels, zero-filled
+// past the group's end, tile_io.cuh) while tile i is coded
+// (tile_writers.cuh), so loads stay in flight through the coding.
 //
 // Formats whose scale comes from an amax (fp8 tensor/group scale, the nvfp4
 // tensor scale) or a requested amax output take a first launch over the
@@ -62,14 +34,13 @@
 #include <stdint.h>
 
 #include <cub/block/block_scan.cuh>
-#include <type_traits>
 
 #include "common/groups.h"
 #include "formats/block_quant.h"
 #include "formats/codecs.h"
 #include "kernels/quantize/grouped_quantize.h"
-#include "kernels/quantize/tile_codecs.cuh"
 #include "kernels/quantize/tile_io.cuh"
+#include "kernels/quantize/tile_writers.cuh"
 #include "kernels/tile_scheduler.h"
 
 namespace gg::quantize {
@@ -77,9 +48,9 @@ namespace {
 
 constexpr int kChunk = 128;   // groups per scan of the sizes
 constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriving
-constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
-constexpr int kRowRun = 32;        // elements of a rowwise thread's run
-constexpr int kMaxColumnBlocks = kTm / 16;  // columnwise blocks a tile column can hold
+// Stages start 128-byte aligned (ColumnRun addresses the swizzle by address
+// bits); the dynamic shared memory is asked for with this much slack.
+constexpr int kStageAlignment = 128;
 
 enum class Pass { kAmax, kQuantize };
 
@@ -101,485 +72,6 @@ struct GroupChunk {
 
 __host__ __device__ inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 __host__ __device__ inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-__device__ uint32_t warp_max(uint32_t v) {
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) v = max(v, __shfl_xor_sync(0xffffffffu, v, d));
-  return v;
-}
-
-__device__ float amax_of(const uint32_t* amax_bits, int32_t g) {
-  return fmt::bits_float(amax_bits[g]);
-}
-
-// The fp32 scale of group g of one output (1 where it has none), from the
-// amax words: the reference's outer_scale_from_amax.
-__device__ float outer_scale(const OutputParams& out, const QuantizeParams& p, int32_t g) {
-  if (out.extent == GG_SCALE_NONE) return 1.0f;
-  const float amax = amax_of(p.amax_bits, out.extent == GG_SCALE_GROUP ? g : p.groups);
-  if (out.scaling == GG_BLOCK_NV16) return fmt::nvfp4_tensor_scale(amax);
-  return fmt::fp8_scale_from_amax(amax, out.dtype);
-}
-
-// Two elements by the short encoders or the exact ones.
-template <bool kShort, class Codec>
-__device__ uint32_t encode2(const typename Codec::Coder& coder, float x0, float x1) {
-  if constexpr (kShort) return Codec::encode2_short(coder, x0, x1);
-  else return Codec::encode2(coder, x0, x1);
-}
-
-// The elements of a pair; on the short path every element is finite.
-template <bool kShort, class In>
-__device__ float low_of(typename In::Pair p) {
-  if constexpr (kShort) return In::low_finite(p);
-  else return In::low(p);
-}
-template <bool kShort, class In>
-__device__ float high_of(typename In::Pair p) {
-  if constexpr (kShort) return In::high_finite(p);
-  else return In::high(p);
-}
-
-// Calls f(std::true_type) when `short_path`, else f(std::false_type): one
-// branch around a run, each side straight code.
-template <class F>
-__device__ void by_path(bool short_path, F&& f) {
-  if (short_path) f(std::true_type{}); else f(std::false_type{});
-}
-
-// ---- the tile writers ----
-
-// Per-tile facts every writer needs.
-struct TileContext {
-  int64_t matrix;    // stacked matrix index (0 when ragged)
-  float tile_param;  // kWholeTile / kSquareTile codecs: the element parameter
-};
-
-// The rowwise output of a tile: output rows = tokens, blocks along K. A
-// thread codes a run of kRowRun consecutive elements of a token's row (four
-// runs a row), read as 16-byte chunks: it takes the amax of each block the
-// run holds (two of nvfp4's, one of mxfp8's) or, for a 1x128 block, shares
-// it with the row's other runs by two shuffles; decides the block scales;
-// codes the run and stores it in one or two vector stores. Runs are long so
-// that a decision, and its latency, is paid once per block rather than by
-// every lane of it, and a thread's chunks are independent loads. A thread
-// keeps its run from row to row (kRowStep rows apart, which keeps the
-// chunks' slots), so everything but the row's offsets is set up once. Warps
-// run whole: rows past the tile's up to the warp's last read the zero fill
-// and store nothing, so the shuffles take the full mask.
-template <gg_dtype kIn, class Codec>
-__device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint4* tile,
-                              const Codec& codec, const TileContext& ctx) {
-  using Shape = TileShape<kIn>;
-  using In = InputType<kIn>;
-  constexpr int kVec = Shape::kVec;
-  constexpr int kRunChunks = kRowRun / kVec;
-  constexpr int kRowRuns = kTk / kRowRun;
-  constexpr int kRowStep = kThreads / kRowRuns;
-  constexpr int kWarpRows = 32 / kRowRuns;
-  // Elements under one scale decision within the run, and runs sharing a block.
-  constexpr int kSpan = Codec::kBlock > 0 && Codec::kBlock < kRowRun ? Codec::kBlock : kRowRun;
-  constexpr int kSpans = kRowRun / kSpan;
-  constexpr int kSpanChunks = kSpan / kVec;
-  constexpr int kBlockRuns = Codec::kBlock > kRowRun ? Codec::kBlock / kRowRun : 1;
-  static_assert(kRowStep % 2 == 0, "a thread's rows keep their parity, its chunks their slots");
-  const int run = static_cast<int>(threadIdx.x) % kRowRuns;
-  const int c = run * kRowRun;
-  const int first_row = static_cast<int>(threadIdx.x) / kRowRuns;
-  const int warp_rows = (t.rows + kWarpRows - 1) / kWarpRows * kWarpRows;
-  const uint32_t valid = t.cols - c >= kRowRun ? ~0u : (1u << max(t.cols - c, 0)) - 1u;
-  bool stores_scale[kSpans];
-#pragma unroll
-  for (int s = 0; s < kSpans; ++s) {
-    stores_scale[s] = c + s * kSpan < t.cols && run % kBlockRuns == 0;
-  }
-  int64_t scale_index = 0;
-  if constexpr (Codec::kBlock > 0) {
-    scale_index = ctx.matrix * out.scale_matrix_entries +
-                  (t.token0 + first_row) * out.scale_row_length + (t.k0 + c) / Codec::kBlock;
-  }
-  const int64_t scale_step = kRowStep * out.scale_row_length;
-  uint8_t* bytes = code_byte<Codec::kBits>(out.data, ctx.matrix * out.matrix_stride +
-                                                         (t.token0 + first_row) * out.row_stride +
-                                                         t.k0 + c);
-  const int64_t byte_step = kRowStep * out.row_stride * Codec::kBits / 8;
-  const uint4* chunks[kRunChunks];
-#pragma unroll
-  for (int j = 0; j < kRunChunks; ++j) {
-    chunks[j] = tile + first_row * Shape::kRowChunks +
-                chunk_slot<kIn>(first_row, run * kRunChunks + j);
-  }
-#pragma unroll 1
-  for (int r = first_row, offset = 0; r < warp_rows; r += kRowStep,
-           offset += kRowStep * Shape::kRowChunks, scale_index += scale_step,
-           bytes += byte_step) {
-    uint4 v[kRunChunks];
-#pragma unroll
-    for (int j = 0; j < kRunChunks; ++j) v[j] = chunks[j][offset];
-    uint32_t amax[kSpans];
-#pragma unroll
-    for (int s = 0; s < kSpans; ++s) {
-      typename In::Mag m = chunk_magnitude<kIn>(v[s * kSpanChunks]);
-#pragma unroll
-      for (int j = 1; j < kSpanChunks; ++j) {
-        m = In::max(m, chunk_magnitude<kIn>(v[s * kSpanChunks + j]));
-      }
-      amax[s] = max_bits<kIn>(m);
-    }
-#pragma unroll
-    for (int d = 1; d < kBlockRuns; d *= 2) {
-      amax[0] = max(amax[0], __shfl_xor_sync(0xffffffffu, amax[0], d));
-    }
-    typename Codec::Coder coders[kSpans];
-    bool short_path = true;
-#pragma unroll
-    for (int s = 0; s < kSpans; ++s) {
-      float param = ctx.tile_param;
-      if constexpr (Codec::kBlock > 0) {
-        const BlockDecision decision = codec.decide(fmt::bits_float(amax[s]));
-        param = decision.param;
-        if (stores_scale[s] && r < t.rows) Codec::store(out, scale_index + s, decision.stored);
-      }
-      coders[s] = Codec::coder(param);
-      short_path = short_path && Codec::short_path(coders[s], fmt::bits_float(amax[s]));
-    }
-    if (valid == 0 || r >= t.rows) continue;
-    uint32_t codes[kRowRun * Codec::kBits / 32] = {};
-    by_path(short_path, [&](auto path) {
-      constexpr bool kShort = decltype(path)::value;
-#pragma unroll
-      for (int j = 0; j < kRunChunks; ++j) {
-        typename In::Pair pairs[Shape::kPairsPerVec];
-        memcpy(pairs, &v[j], sizeof v[j]);
-#pragma unroll
-        for (int i = 0; i < Shape::kPairsPerVec; ++i) {
-          const int bit = (j * kVec + 2 * i) * Codec::kBits;
-          // Added, not ORed, into disjoint fields: the shift folds into one LEA.
-          codes[bit / 32] += encode2<kShort, Codec>(coders[j / kSpanChunks],
-                                                    low_of<kShort, In>(pairs[i]),
-                                                    high_of<kShort, In>(pairs[i]))
-                             << (bit % 32);
-        }
-      }
-    });
-    store_codes<Codec::kBits, kRowRun>(bytes, codes, valid);
-  }
-}
-
-// A columnwise thread's share of a tile: the column pair (columns 2 pair,
-// 2 pair + 1) of tokens chunk * 32 .. + 31, and its magnitudes over the
-// first and second 16 of them. The pairs stay in shared memory (read again
-// to code them) rather than in 32 registers. The pair's slot in a row
-// depends on the row's parity only (chunk_slot), so even and odd tokens
-// each have a base, and every token an immediate offset from it.
-template <gg_dtype kIn>
-struct ColumnRun {
-  using In = InputType<kIn>;
-  using Pair = typename In::Pair;
-  static constexpr int kRowPairs = kTk / 2;
-  int pair;
-  int chunk;
-  bool live;  // the chunk holds tokens of the group
-  const Pair* first[2];  // the pair in the chunk's first token and in its second
-  typename In::Mag half[2];
-
-  __device__ void load(const uint4* tile, const Tile& t) {
-    constexpr int kPairsPerChunk = TileShape<kIn>::kPairsPerVec;
-    const int warp = static_cast<int>(threadIdx.x) / 32;
-    pair = (warp % 2) * 32 + static_cast<int>(threadIdx.x) % 32;
-    chunk = warp / 2;
-    live = chunk * kColumnTokens < t.rows;
-    const Pair* rows = reinterpret_cast<const Pair*>(tile) + chunk * kColumnTokens * kRowPairs;
-#pragma unroll
-    for (int parity = 0; parity < 2; ++parity) {
-      const int slot = chunk_slot<kIn>(parity, pair / kPairsPerChunk);
-      first[parity] = rows + parity * kRowPairs + slot * kPairsPerChunk + pair % kPairsPerChunk;
-    }
-    half[0] = half[1] = In::zero();
-    if (!live) return;
-#pragma unroll
-    for (int i = 0; i < kColumnTokens; ++i) {
-      half[i / 16] = In::max(half[i / 16], In::magnitude(at(i)));
-    }
-  }
-  __device__ Pair at(int token) const { return first[token % 2][(token & ~1) * kRowPairs]; }
-  // fp32 bits of column h's amax over the tokens 16 s .. 16 s + 15.
-  __device__ uint32_t amax_bits(int h, int s) const {
-    return h ? In::high_bits(half[s]) : In::low_bits(half[s]);
-  }
-};
-
-// Shared memory of the quantize pass past the stages.
-struct CodeStage {
-  // Columnwise codes: one row per K column of the tile, tokens along it
-  // (kTm bytes of fp8, kTm / 2 of e2m1).
-  uint32_t codes[kTk * kTm / 4];
-  uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
-  uint32_t warp_amax[kWarps];                      // the tile amax (128x128), per warp
-  // Columnwise byte scales (mxfp8, nvfp4): per K column, its blocks of 16 or 32 tokens.
-  uint8_t column_scales[kTk][kMaxColumnBlocks];
-};
-
-// Word index of word j of code row k: rows of kTm * kBits / 32 words whose
-// 16-byte chunks are permuted by k / 2, so the eight lanes of a store phase
-// (rows 2l or 2l + 1, one offset) hit distinct banks.
-template <int kBits>
-__device__ int code_index(int k, int j) {
-  constexpr int kRowWords = kTm * kBits / 32;
-  constexpr int kRowChunks = kRowWords / 4;
-  return k * kRowWords + ((((j >> 2) ^ (k >> 1)) & (kRowChunks - 1)) << 2) + (j & 3);
-}
-
-// The columnwise output of a tile, into the code stage: output rows = K,
-// columns = tokens, blocks along tokens from the group start. Both columns
-// of the run are coded together, so each pair is read once more.
-template <gg_dtype kIn, class Codec>
-__device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out, const Tile& t,
-                                const ColumnRun<kIn>& run, CodeStage* stage, const Codec& codec,
-                                const TileContext& ctx) {
-  using In = InputType<kIn>;
-  constexpr int kBits = Codec::kBits;
-  constexpr int kBlock = Codec::kBlock;
-  constexpr int kSpans = kBlock == 16 ? 2 : 1;  // blocks (16 tokens each) in the run, else 1
-  if (!run.live) return;
-  const int64_t block_column = (p.stacked ? 0 : t.first_block) + t.row0 / (kBlock > 0 ? kBlock : 1);
-  typename Codec::Coder coders[2][kSpans];
-  bool short_path = true;  // for every block of the run
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int k = 2 * run.pair + h;
-    const bool column = k < t.cols;
-    const int64_t scale_row =
-        ctx.matrix * out.scale_matrix_entries + (t.k0 + k) * out.scale_row_length;
-#pragma unroll
-    for (int s = 0; s < kSpans; ++s) {
-      uint32_t amax = kSpans == 2 ? run.amax_bits(h, s) : max(run.amax_bits(h, 0), run.amax_bits(h, 1));
-      float param = ctx.tile_param;
-      if constexpr (kBlock == 128) {  // the column's four chunks
-        amax = 0;
-        for (int c = 0; c * kColumnTokens < t.rows; ++c) amax = max(amax, stage->chunk_amax[c][k]);
-      }
-      if constexpr (kBlock > 0) {
-        const BlockDecision decision = codec.decide(fmt::bits_float(amax));
-        param = decision.param;
-        const int token = run.chunk * kColumnTokens + s * 16;  // the block's first
-        if (column && token < t.rows && token % kBlock == 0) {
-          if constexpr (Codec::kScaleBytes == 1) {  // staged: copy_out_column_scales
-            stage->column_scales[k][token / kBlock] = static_cast<uint8_t>(decision.stored);
-          } else {
-            Codec::store(out, scale_row + block_column + token / kBlock, decision.stored);
-          }
-        }
-      }
-      coders[h][s] = Codec::coder(param);
-      short_path = short_path && Codec::short_path(coders[h][s], fmt::bits_float(amax));
-    }
-  }
-  constexpr int kWords = kColumnTokens * kBits / 32;
-  uint32_t codes[2][kWords] = {};
-  by_path(short_path, [&](auto path) {
-    constexpr bool kShort = decltype(path)::value;
-#pragma unroll
-    for (int i = 0; i < kColumnTokens; i += 2) {
-      const typename In::Pair a = run.at(i);
-      const typename In::Pair b = run.at(i + 1);
-      const int s = kSpans == 2 ? i / 16 : 0;
-      const int bit = i * kBits;  // disjoint fields, added as in write_rowwise
-      codes[0][bit / 32] +=
-          encode2<kShort, Codec>(coders[0][s], low_of<kShort, In>(a), low_of<kShort, In>(b))
-          << (bit % 32);
-      codes[1][bit / 32] +=
-          encode2<kShort, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
-          << (bit % 32);
-    }
-  });
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int w = 0; w < kWords; w += 4) {
-      *reinterpret_cast<uint4*>(stage->codes +
-                                code_index<kBits>(2 * run.pair + h, run.chunk * kWords + w)) =
-          make_uint4(codes[h][w], codes[h][w + 1], codes[h][w + 2], codes[h][w + 3]);
-    }
-  }
-}
-
-// The code rows of a tile to the columnwise output. Where every output row
-// of the tile starts on a 16-byte chunk (the usual case: group starts and
-// the row length multiples of 16 tokens, or 32 for e2m1), a code chunk is
-// an output chunk and goes out as it is. Otherwise a thread takes one
-// 16-byte chunk of an output row, aligned in memory (group starts are not):
-// its four words take the code bits that land in them, shifted by the row's
-// misalignment, and leave in one vector store unless the chunk holds the
-// group's first or last tokens. Its (row, chunk) advances by a constant per
-// job, carried by hand rather than divided out. Code words before or past
-// the row's are read from within the row (the chunk index wraps): their
-// bits fall on elements outside the group, which the store leaves alone.
-template <int kBits>
-__device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
-                                    const CodeStage* stage) {
-  constexpr int kPerChunk = 128 / kBits;  // elements per 16-byte chunk
-  constexpr int kRowWords = kTm * kBits / 32;
-  constexpr int kCodeChunks = kRowWords / 4;  // 16-byte chunks of a code row
-  const int64_t tile_first = matrix * out.matrix_stride + t.k0 * out.row_stride + t.token0;
-  if (tile_first % kPerChunk == 0 && out.row_stride % kPerChunk == 0) {
-    // Every row starts on a chunk: chunk c of a code row is chunk c of the
-    // output row, and only the last one may hold tokens past the group.
-    const int live_chunks = (t.rows + kPerChunk - 1) / kPerChunk;
-    const int last_valid = t.rows - (live_chunks - 1) * kPerChunk;
-    const uint32_t last_mask = last_valid >= 32 ? ~0u : (1u << last_valid) - 1u;
-    constexpr uint32_t kFull = kPerChunk >= 32 ? ~0u : (1u << kPerChunk) - 1u;
-#pragma unroll 2
-    for (int job = static_cast<int>(threadIdx.x); job < t.cols * kCodeChunks; job += kThreads) {
-      const int k = job / kCodeChunks;
-      const int c = job % kCodeChunks;
-      if (c >= live_chunks) continue;
-      const uint4 codes = *reinterpret_cast<const uint4*>(
-          stage->codes + k * kRowWords + (((c ^ (k >> 1)) & (kCodeChunks - 1)) << 2));
-      const uint32_t words[4] = {codes.x, codes.y, codes.z, codes.w};
-      store_codes<kBits, kPerChunk>(
-          code_byte<kBits>(out.data, tile_first + k * out.row_stride + c * kPerChunk), words,
-          c == live_chunks - 1 ? last_mask : kFull);
-    }
-    return;
-  }
-  // 16-byte chunks a row's codes can touch: one more than they fill, for the skew.
-  constexpr int kRowChunks = (kTm + kPerChunk - 1) / kPerChunk + 1;
-  constexpr int kRowStep = kThreads / kRowChunks;  // a job's step: kRowStep rows ...
-  constexpr int kChunkStep = kThreads % kRowChunks;  // ... and kChunkStep chunks
-  int k = static_cast<int>(threadIdx.x) / kRowChunks;
-  int c = static_cast<int>(threadIdx.x) % kRowChunks;
-  int64_t first = matrix * out.matrix_stride + (t.k0 + k) * out.row_stride + t.token0;
-  const int64_t first_step = kRowStep * out.row_stride;
-#pragma unroll 1
-  for (; k < t.cols; c += kChunkStep, k += kRowStep, first += first_step) {
-    if (c >= kRowChunks) {
-      c -= kRowChunks;
-      k += 1;
-      first += out.row_stride;
-      if (k >= t.cols) break;
-    }
-    const int skew = static_cast<int>(static_cast<uint64_t>(first) % kPerChunk);
-    if (c * kPerChunk >= skew + t.rows) continue;
-    const int bit0 = 128 * c - skew * kBits;  // code bit of the chunk's first bit (may be < 0)
-    const int w0 = bit0 >> 5;
-    const int shift = bit0 & 31;
-    // Words w0 .. w0 + 4 lie in code chunks j0 and j0 + 1, from word o of
-    // j0: two vector loads, then o picked by two selects a word.
-    const uint32_t* row = stage->codes + k * kRowWords;
-    const int j0 = w0 >> 2;
-    const int o = w0 & 3;
-    const auto code_chunk = [&](int j) {
-      return *reinterpret_cast<const uint4*>(row + (((j ^ (k >> 1)) & (kCodeChunks - 1)) << 2));
-    };
-    const uint4 lower = code_chunk(j0);
-    const uint4 upper = code_chunk(j0 + 1);
-    const uint32_t window[8] = {lower.x, lower.y, lower.z, lower.w,
-                                upper.x, upper.y, upper.z, upper.w};
-    uint32_t by_two[6];
-#pragma unroll
-    for (int i = 0; i < 6; ++i) by_two[i] = (o & 2) ? window[i + 2] : window[i];
-    uint32_t code_words[5];
-#pragma unroll
-    for (int i = 0; i < 5; ++i) code_words[i] = (o & 1) ? by_two[i + 1] : by_two[i];
-    uint32_t words[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) words[i] = __funnelshift_r(code_words[i], code_words[i + 1], shift);
-    const int lo = max(0, skew - c * kPerChunk);
-    const int hi = min(kPerChunk, skew + t.rows - c * kPerChunk);
-    const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
-    store_codes<kBits, kPerChunk>(code_byte<kBits>(out.data, first - skew + c * kPerChunk),
-                                  words, below_hi & ~((1u << lo) - 1u));
-  }
-}
-
-// The columnwise byte scales of a tile (mxfp8, nvfp4), staged by
-// code_columnwise, to their scale rows: a lane per (K column, block), so
-// that a warp's bytes fall on four rows' lines instead of each lane storing
-// to a row of its own. A thread keeps its block and steps its column (and
-// both addresses) by a constant.
-__device__ void copy_out_column_scales(const QuantizeParams& p, const Tile& t, int64_t matrix,
-                                       const CodeStage* stage) {
-  constexpr int kColumnStep = kThreads / kMaxColumnBlocks;
-  const OutputParams& out = p.columnwise;
-  const int block = static_cast<int>(threadIdx.x) % kMaxColumnBlocks;
-  if (block * out.block >= t.rows) return;
-  int k = static_cast<int>(threadIdx.x) / kMaxColumnBlocks;
-  uint8_t* scale = out.block_scales + matrix * out.scale_matrix_entries +
-                   (t.k0 + k) * out.scale_row_length + (p.stacked ? 0 : t.first_block) +
-                   t.row0 / out.block + block;
-  const int64_t step = kColumnStep * out.scale_row_length;
-  const uint8_t* staged = &stage->column_scales[k][block];
-#pragma unroll 4
-  for (; k < t.cols; k += kColumnStep, scale += step, staged += kColumnStep * kMaxColumnBlocks) {
-    *scale = *staged;
-  }
-}
-
-// The parameter of a codec without block scales: the fp32 scale, or the
-// 128x128 block's, decided from the tile amax (thread 0 stores it).
-template <class Codec>
-__device__ float tile_param_of(const Codec& codec, const OutputParams& out, const Tile& t,
-                               int64_t matrix, float tile_amax, bool columnwise) {
-  if constexpr (Codec::kBlock == kWholeTile) {
-    return codec.whole_param();
-  } else if constexpr (Codec::kBlock == kSquareTile) {
-    const BlockDecision decision = codec.decide(tile_amax);
-    if (threadIdx.x == 0) {
-      const int64_t index =
-          matrix * out.scale_matrix_entries +
-          (columnwise ? t.k_tile * out.scale_row_length + t.row0 / 128
-                      : (t.row0 / 128) * out.scale_row_length + t.k_tile);
-      Codec::store(out, index, decision.stored);
-    }
-    return decision.param;
-  } else {
-    return 0.0f;
-  }
-}
-
-// Codes one tile from its stage. Every thread calls it (it has barriers).
-// Inlined: as a call it would take the tile descriptor through the stack.
-template <gg_dtype kIn>
-__device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t,
-                                          const uint4* tile, CodeStage* stage,
-                                          bool need_tile_amax) {
-  const int64_t matrix = p.stacked ? t.g : 0;
-  const bool columnwise = p.columnwise.data != nullptr;
-  const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
-  ColumnRun<kIn> run;
-  if (columnwise || need_tile_amax) run.load(tile, t);
-  if (long_blocks) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      stage->chunk_amax[run.chunk][2 * run.pair + h] = max(run.amax_bits(h, 0), run.amax_bits(h, 1));
-    }
-  }
-  if (need_tile_amax) {
-    const uint32_t warp = warp_max(max(max(run.amax_bits(0, 0), run.amax_bits(0, 1)),
-                                       max(run.amax_bits(1, 0), run.amax_bits(1, 1))));
-    if (threadIdx.x % 32 == 0) stage->warp_amax[threadIdx.x / 32] = warp;
-  }
-  if (long_blocks || need_tile_amax) __syncthreads();
-  float tile_amax = 0.0f;
-  if (need_tile_amax) {
-    uint32_t all = 0;
-    for (int w = 0; w < kWarps; ++w) all = max(all, stage->warp_amax[w]);
-    tile_amax = fmt::bits_float(all);
-  }
-  if (columnwise) {
-    with_codec(p.columnwise, outer_scale(p.columnwise, p, t.g), [&](const auto& codec) {
-      const TileContext ctx{matrix, tile_param_of(codec, p.columnwise, t, matrix, tile_amax, true)};
-      code_columnwise<kIn>(p, p.columnwise, t, run, stage, codec, ctx);
-    });
-  }
-  if (p.rowwise.data != nullptr) {
-    with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
-      const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
-      write_rowwise<kIn>(p.rowwise, t, tile, codec, ctx);
-    });
-  }
-}
 
 // ---- the amax pass over one tile ----
 
@@ -676,8 +168,10 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
     quantize_kernel(const __grid_constant__ QuantizeParams p) {
   using Shape = TileShape<kIn>;
   extern __shared__ uint4 dynamic_smem[];  // the stages, then the code stage
-  CodeStage* code_stage =
-      reinterpret_cast<CodeStage*>(dynamic_smem + kStages * Shape::kTileBytes / 16);
+  uint4* stages = reinterpret_cast<uint4*>(
+      (reinterpret_cast<uintptr_t>(dynamic_smem) + kStageAlignment - 1) / kStageAlignment *
+      kStageAlignment);
+  CodeStage* code_stage = reinterpret_cast<CodeStage*>(stages + kStages * Shape::kTileBytes / 16);
   __shared__ GroupChunk chunk;
   __shared__ typename Scan::TempStorage scan_storage;
   __shared__ uint32_t reduce[kWarps];
@@ -795,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
         tensor_amax = InputType<kIn>::max(tensor_amax, m);
       }
     } else {
-      const auto stage = [&](int64_t i) { return dynamic_smem + (i % kStages) * (Shape::kTileBytes / 16); };
+      const auto stage = [&](int64_t i) { return stages + (i % kStages) * (Shape::kTileBytes / 16); };
       // Tile i's descriptor is in tile_ring[i % 3]: thread 0 finds tile i + 2
       // while tile i is coded, the others read it when they start its copy.
       if (mine > 0) fill_tile<kIn>(p, tile_ring[0], input_base_of(p, tile_ring[0]), stage(0));
@@ -857,7 +351,8 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
                    cudaStream_t stream) {
   const auto kernel = quantize_kernel<kIn, kPass>;
   const size_t smem = kPass == Pass::kQuantize
-                          ? static_cast<size_t>(kStages) * TileShape<kIn>::kTileBytes + sizeof(CodeStage)
+                          ? kStageAlignment + static_cast<size_t>(kStages) * TileShape<kIn>::kTileBytes +
+                                sizeof(CodeStage)
                           : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -1,10 +1,10 @@
 // The grouped quantizer's tile I/O (grouped_quantize.cu): the input tile as
-// it lies in shared memory (raw input words, rows of kTk elements, 16-byte
-// chunks permuted within a row by chunk_slot), its copy from global memory
-// by cp.async (zero-filled past the tile's valid rows and columns), the
-// 16-byte loads of the amax pass, the element types' packed magnitudes, and
-// the stores of coded output (vectors, words, bytes, and nibble-wise
-// atomics where a byte is shared with another group).
+// it lies in shared memory (raw input words in panels of 128-byte rows,
+// 16-byte chunks swizzled by row), its copy from global memory by cp.async
+// (zero-filled past the tile's valid rows and columns), the 16-byte loads of
+// the amax pass, the element types' packed magnitudes, and the stores of
+// coded output (vectors, words, bytes, and nibble-wise atomics where a byte
+// is shared with another group).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -100,7 +100,9 @@ struct InputType<GG_DTYPE_FP32> {
   __device__ static uint32_t high_bits(Mag m) { return m.y; }
 };
 
-// Facts of the tile layout for one input type.
+// Facts of the tile layout for one input type. A stage holds the tile as
+// panels: panel p is the elements of the tile's K range that fall in bytes
+// 128 p .. 128 p + 127 of every row, kTm rows of 128 bytes (16 KB).
 template <gg_dtype kIn>
 struct TileShape {
   using In = InputType<kIn>;
@@ -111,20 +113,18 @@ struct TileShape {
   static constexpr int kRowChunks = kTk / kVec;         // 16-byte chunks per tile row
   static constexpr int kChunks = kTm * kRowChunks;      // per tile
   static constexpr int kTileBytes = kTm * kTk * kBytes;
+  static constexpr int kPanelChunks = 8;                // 16-byte chunks of a panel row
 };
 
-// Where 16-byte chunk c of tile row r lies in a stage: at slot c of the
-// row, permuted within its aligned group of eight (128 bytes), so that both
-// readers meet every bank once per phase. A columnwise warp reads 32
-// consecutive words (or pairs) of one row: a group, in any order. A rowwise
-// phase is eight lanes reading chunk i of their 32-element runs, four runs a
-// row, two rows (even and odd): the run's index XORed into the slot spreads
-// a row's four over distinct bank groups, and the odd row's flip puts it on
-// the other four.
+// Where 16-byte chunk c of tile row r lies in a stage (in chunks from its
+// start): in row r of panel c / 8, at slot (c mod 8) XOR (r mod 8). Readers
+// meet every bank once per phase when a phase's eight lanes read one chunk
+// of eight rows (the rowwise runs), 128 bytes of one row (the columnwise
+// pairs) or eight chunks of one row (the copies in).
 template <gg_dtype kIn>
-__device__ __forceinline__ int chunk_slot(int r, int c) {
-  constexpr int kFlip = TileShape<kIn>::kVec == 8 ? 2 : 4;  // 16-bit input: runs of 4 chunks
-  return c ^ ((c >> 3) & 3) ^ ((r & 1) * kFlip);
+__device__ __forceinline__ int tile_chunk(int r, int c) {
+  constexpr int kPanelChunks = TileShape<kIn>::kPanelChunks;
+  return ((c / kPanelChunks) * kTm + r) * kPanelChunks + ((c % kPanelChunks) ^ (r % 8));
 }
 
 // fp32 bits of the larger magnitude of a Mag.
@@ -190,7 +190,7 @@ __device__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-// Starts the copy of tile t into `stage` (kTileBytes, rows of kTk elements):
+// Starts the copy of tile t into `stage` (kTileBytes, laid out by tile_chunk):
 // rows up to the next multiple of 32 past the valid ones are zero-filled
 // (the columnwise writer reads them), later rows are left alone (nobody
 // reads them). With aligned input rows every chunk of a valid row is one
@@ -203,7 +203,7 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
                           uint4* stage) {
   using Shape = TileShape<kIn>;
   constexpr int kRowStep = kThreads / Shape::kRowChunks;  // a thread's column, every kRowStep rows
-  static_assert(kRowStep % 2 == 0, "a thread's rows keep their parity");
+  static_assert(kRowStep % 8 == 0, "a thread's rows keep their swizzle");
   const int rows = t.rows;
   const int cols = t.cols;
   const int filled_rows = (rows + 31) / 32 * 32;
@@ -213,9 +213,10 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
   const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
   const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
   const int64_t step = kRowStep * p.input_stride;
-  // kRowStep is even: a thread's rows keep r0's parity, and its chunk its slot.
-  uint4* chunk = stage + r0 * Shape::kRowChunks +
-                 chunk_slot<kIn>(r0, static_cast<int>(threadIdx.x) % Shape::kRowChunks);
+  // A thread's rows keep r0's swizzle: its chunk steps down its panel.
+  constexpr int kChunkStep = kRowStep * Shape::kPanelChunks;
+  uint4* chunk =
+      stage + tile_chunk<kIn>(r0, static_cast<int>(threadIdx.x) % Shape::kRowChunks);
   if (p.aligned_input) {
     // The same source size for every row of the tile: the copies of a
     // column past the valid ones read nothing from one place; the zero
@@ -225,13 +226,13 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
     const int64_t source_step = column_valid > 0 ? step : 0;
     int r = r0;
 #pragma unroll 4
-    for (; r < rows; r += kRowStep, chunk += kThreads, source += source_step) {
+    for (; r < rows; r += kRowStep, chunk += kChunkStep, source += source_step) {
       cp_async16(chunk, source, bytes);
     }
-    for (; r < filled_rows; r += kRowStep, chunk += kThreads) *chunk = make_uint4(0, 0, 0, 0);
+    for (; r < filled_rows; r += kRowStep, chunk += kChunkStep) *chunk = make_uint4(0, 0, 0, 0);
   } else {
 #pragma unroll 4
-    for (int r = r0; r < filled_rows; r += kRowStep, chunk += kThreads, row += step) {
+    for (int r = r0; r < filled_rows; r += kRowStep, chunk += kChunkStep, row += step) {
       *chunk = load_chunk_by_elements<kIn>(row, r < rows ? column_valid : 0);
     }
   }
