@@ -256,6 +256,8 @@ struct ColumnRun {
   }
   __device__ Pair at(int token) const {
     const uint32_t address = (first ^ ((token % 8) << 4)) + token * 128;
+    // volatile: side effects to the compiler, so the loads stay between the
+    // tile's barriers.
     Pair pair_value;
     if constexpr (sizeof(Pair) == 4) {
       asm volatile("ld.shared.b32 %0, [%1];" : "=r"(pair_value) : "r"(address));
