@@ -51,6 +51,9 @@ TEST_P(Determinism, RaggedK) {
   s.k = 136;
   s.sizes = {3900, 0, 100, 96};
   expect_repeatable(s);
+  s.name = "ragged-K fp32 accumulate";
+  s.beta.value = 1.0f;
+  expect_repeatable(s);
   s.name = "ragged-K bf16 out";
   s.out = GG_DTYPE_BF16;
   s.beta.value = 0.5f;

@@ -13,7 +13,8 @@ namespace {
 
 class Exact : public PathTest<gg_path> {
  protected:
-  // Every input x output dtype of `s`, plain and with a full epilogue.
+  // Every input x output dtype of `s`: plain, with a full epilogue, and
+  // accumulating (beta = 1, no bias).
   void expect_exact_all_dtypes(GemmSpec s) {
     s.values = ValueSet::kSmallIntegers;
     const std::string name = s.name;
