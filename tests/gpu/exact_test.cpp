@@ -32,6 +32,10 @@ class Exact : public PathTest<gg_path> {
         s.beta = {0.0f, {2.0f, 0.0f, -1.0f, 0.25f, 0.0f}};
         if (s.op == GG_OP_RAGGED_M) s.bias = GG_DTYPE_FP32;
         run_and_check(s, path(), stream(), Match::kExact);
+        s.name = name + ", accumulate";
+        s.beta = {1.0f, {}};
+        s.bias.reset();
+        run_and_check(s, path(), stream(), Match::kExact);
       }
     }
   }
