@@ -566,6 +566,20 @@ class QuantizedOutput:
     scale: int
 
 
+OutputAddresses = Tuple[int, int, int]  # data, block scales, fp32 scale (0: none)
+
+
+def _float_pointer(address: int):
+    return ctypes.cast(address, ctypes.POINTER(ctypes.c_float)) if address else None
+
+
+def _point_output(target: _capi.Tensor, addresses: OutputAddresses) -> None:
+    data, block_scales, scale = addresses
+    target.data = data or None
+    target.block_scales = block_scales or None
+    target.scale = _float_pointer(scale)
+
+
 def grouped_quantize(
     x: Operand,
     group_sizes: Optional[Operand],
@@ -598,7 +612,6 @@ def grouped_quantize(
             continue
         dtype, scaling, extent = quantize_format(output.fmt)
         shape = quantize_shapes(output.fmt, x.shape, groups, columnwise_output).data
-        target.data = output.data or None
         target.dtype = int(dtype)
         target.rank = len(shape)
         stride = 1
@@ -607,13 +620,33 @@ def grouped_quantize(
             target.strides[i] = stride
             stride *= shape[i]
         target.block_scaling = int(scaling)
-        target.block_scales = output.block_scales or None
         target.scale_extent = int(extent)
-        target.scale = (
-            ctypes.cast(output.scale, ctypes.POINTER(ctypes.c_float)) if output.scale else None
-        )
-    desc.amax = ctypes.cast(amax, ctypes.POINTER(ctypes.c_float)) if amax else None
+        _point_output(target, (output.data, output.block_scales, output.scale))
+    desc.amax = _float_pointer(amax)
     desc.path = path_for(x.device) if path is None else path
+    return desc
+
+
+def quantize_retargeted(
+    template: _capi.QuantizeDesc,
+    x: int,
+    group_sizes: int,
+    rowwise: Optional[OutputAddresses],
+    columnwise: Optional[OutputAddresses],
+    amax: int = 0,
+) -> _capi.QuantizeDesc:
+    """A copy of a grouped_quantize descriptor built from views without data
+    (its outputs' addresses 0), pointing at the data of one launch: x's,
+    group_sizes' (0 when stacked), and the addresses of each output the
+    template has (None for one it has not). As with retargeted, the library
+    validates every launch's descriptor again."""
+    desc = _capi.QuantizeDesc.from_buffer_copy(template)
+    desc.input.data = x or None
+    desc.group_sizes.sizes = group_sizes or None
+    for target, addresses in ((desc.rowwise, rowwise), (desc.columnwise, columnwise)):
+        if addresses is not None:
+            _point_output(target, addresses)
+    desc.amax = _float_pointer(amax)
     return desc
 
 

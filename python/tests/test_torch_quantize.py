@@ -30,7 +30,9 @@ SIZES = [33, 0, 1, 129, 31, 62]  # sum 256 = M
 
 def _input(shape, dtype=torch.bfloat16, seed=0):
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, generator=g) * torch.exp2(torch.randint(-8, 8, shape[:-1] + (1,), generator=g))
+    x = torch.randn(shape, generator=g) * torch.exp2(
+        torch.randint(-8, 8, shape[:-1] + (1,), generator=g)
+    )
     return x.to(dtype)
 
 
@@ -69,7 +71,9 @@ def test_cpu_mxfp8_of_ones_is_worked_out_here():
     # amax 1: X = floor(log2 1) - 8 = -8, e8m0 code 127 - 8 = 119; 1 / 2^-8 =
     # 256 is e4m3 0x78.
     x = torch.ones(4, 64, dtype=torch.bfloat16)
-    q = ggt.grouped_quantize(x, torch.tensor([4], dtype=torch.int32), rowwise="mxfp8_e4m3", amax=True)
+    q = ggt.grouped_quantize(
+        x, torch.tensor([4], dtype=torch.int32), rowwise="mxfp8_e4m3", amax=True
+    )
     assert q.rowwise.data.view(torch.uint8).eq(0x78).all()
     assert q.rowwise.block_scales.shape == (4, 2)
     assert q.rowwise.block_scales.eq(119).all()
@@ -94,6 +98,30 @@ def test_unknown_format_is_named():
 
 def _sizes(device, sizes=SIZES):
     return torch.tensor(sizes, dtype=torch.int32, device=device)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_later_calls_of_one_signature_use_their_own_tensors(device):
+    # The op checks a signature once and retargets the kept descriptor: the
+    # second call here runs the first one's, and must read its own input and
+    # sizes and write its own results. The CPU run with int64 sizes is
+    # another signature, built afresh.
+    fmt = "nvfp4_group"
+    first, second = [100, 0, 156, 0, 0, 0], SIZES
+    x_first, x_second = _input((256, 96), seed=1), _input((256, 96), seed=2)
+    q_first = ggt.grouped_quantize(
+        x_first.to(device), _sizes(device, first), rowwise=fmt, columnwise=fmt, amax=True
+    )
+    q_second = ggt.grouped_quantize(
+        x_second.to(device), _sizes(device, second), rowwise=fmt, columnwise=fmt, amax=True
+    )
+    want = ggt.grouped_quantize(
+        x_second, torch.tensor(second, dtype=torch.int64), rowwise=fmt, columnwise=fmt, amax=True
+    )
+    _assert_same(q_second.rowwise, want.rowwise, fmt, second, False)
+    _assert_same(q_second.columnwise, want.columnwise, fmt, second, True)
+    assert torch.equal(q_second.amax.cpu(), want.amax)
+    assert not torch.equal(q_first.amax.cpu(), q_second.amax.cpu())
 
 
 @needs_cuda
@@ -149,7 +177,9 @@ def test_cuda_under_torch_compile():
 
     x = _input((256, 64)).cuda()
     data, scales = torch.compile(f, fullgraph=True)(x, _sizes("cuda"))
-    want = ggt.grouped_quantize(x.cpu(), _sizes("cpu"), rowwise="mxfp8_e4m3", columnwise="mxfp8_e4m3")
+    want = ggt.grouped_quantize(
+        x.cpu(), _sizes("cpu"), rowwise="mxfp8_e4m3", columnwise="mxfp8_e4m3"
+    )
     assert torch.equal(data.cpu().view(torch.uint8), want.rowwise.data.view(torch.uint8))
     used = _used_block_columns("mxfp8_e4m3", SIZES)
     assert torch.equal(scales.cpu()[:, :used], want.columnwise.block_scales[:, :used])

@@ -20,34 +20,27 @@ torch._grouped_mm does.
 
 Each op (defined as _registry.py says) runs the same host checks in its real
 and its fake kernel, so a bad argument is reported while tracing under
-torch.compile as well as eagerly, always before a launch. The checks read
-each tensor's dtype, shape, strides and device and the non-scalar
-arguments, never an address or alpha's and beta's values, so a real kernel
-runs them once per such signature, keeps the checked descriptor and
-retargets it to each launch's data and scalars (core.retargeted): an MoE
-layer launches the same shapes every step.
+torch.compile as well as eagerly, always before a launch. A real kernel runs
+them once per signature (_checked.py), keeps the checked descriptor and
+retargets it to each launch's data and scalars (core.retargeted).
 
 Real kernels launch on the current stream of the data's device (CUDA) or run
 the CPU reference (CPU tensors, sizes on the CPU); nothing reads the group
 sizes on the host, so the ops are CUDA-graph capturable.
 """
 
-from typing import Callable, Dict, Optional
+from typing import Optional
 
 import torch
 
 from .. import core
 from . import _workspace
+from ._checked import checked_once, signature
 from ._registry import define
 from ._views import operand
 
 OPERAND_DTYPES = (torch.bfloat16, torch.float16)
 OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-
-# Checked descriptors by signature. Bounded: a caller whose shapes never
-# repeat pays the checks on every launch, as without the cache, and no more.
-_CHECKED_LIMIT = 1024
-_checked: Dict[tuple, object] = {}
 
 
 def _check_operand_dtypes(
@@ -69,21 +62,6 @@ def _check_out_dtype(name: str, dtype: torch.dtype) -> None:
         raise TypeError(
             "%s: %s is not an output type (bfloat16, float16 or float32)" % (name, dtype)
         )
-
-
-def _signature(tensor: Optional[torch.Tensor]):
-    """What the checks read of a tensor."""
-    return None if tensor is None else (tensor.dtype, tensor.shape, tensor.stride(), tensor.device)
-
-
-def _checked_once(key: tuple, check: Callable[[], object]) -> object:
-    """check()'s result for `key`, from the first launch with that signature."""
-    found = _checked.get(key)
-    if found is None:
-        if len(_checked) >= _CHECKED_LIMIT:
-            _checked.clear()
-        found = _checked[key] = check()
-    return found
 
 
 def _address(tensor: Optional[torch.Tensor]) -> int:
@@ -113,15 +91,15 @@ def _ragged_m(out, x, w, group_sizes, w_layout, bias, alpha, beta, zero_rest=Fal
     writes zeros to the rows past the last group."""
     key = (
         "ragged_m",
-        _signature(out),
-        _signature(x),
-        _signature(w),
-        _signature(group_sizes),
-        _signature(bias),
+        signature(out),
+        signature(x),
+        signature(w),
+        signature(group_sizes),
+        signature(bias),
         w_layout,
         zero_rest,
     )
-    template = _checked_once(
+    template = checked_once(
         key,
         lambda: core.ragged_m(
             **_ragged_m_views(out, x, w, group_sizes, w_layout, bias, alpha, beta),
@@ -163,12 +141,12 @@ def _ragged_k(out, a, b, group_sizes, alpha, beta) -> None:
     """Launches a ragged-K product into `out`."""
     key = (
         "ragged_k",
-        _signature(out),
-        _signature(a),
-        _signature(b),
-        _signature(group_sizes),
+        signature(out),
+        signature(a),
+        signature(b),
+        signature(group_sizes),
     )
-    template = _checked_once(
+    template = checked_once(
         key, lambda: core.ragged_k(**_ragged_k_views(out, a, b, group_sizes, alpha, beta))
     )
     desc = core.retargeted(
@@ -200,14 +178,14 @@ def _ragged_k_shape(a, b, group_sizes):
 
 def _ragged_m_result(x, w, w_layout, out_dtype):
     """A new ragged-M result; its shape is worked out once per signature."""
-    shape = _checked_once(
+    shape = checked_once(
         ("ragged_m_shape", x.shape, w.shape, w_layout), lambda: _ragged_m_shape(x, w, w_layout)
     )
     return x.new_empty(shape, dtype=_result_dtype(x.dtype, out_dtype))
 
 
 def _ragged_k_result(a, b, group_sizes, out_dtype):
-    shape = _checked_once(
+    shape = checked_once(
         ("ragged_k_shape", a.shape, b.shape, group_sizes.shape),
         lambda: _ragged_k_shape(a, b, group_sizes),
     )
@@ -215,8 +193,6 @@ def _ragged_k_result(a, b, group_sizes, out_dtype):
 
 
 # ---- the ops -----------------------------------------------------------------
-# A fake kernel's tensors may have symbolic shapes: it runs the checks
-# directly, never through the cache.
 
 
 def _grouped_mm(x, w, group_sizes, w_layout, out_dtype, bias, alpha):

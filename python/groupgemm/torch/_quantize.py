@@ -17,90 +17,103 @@ half the element count; e8m0 and ue4m3 block scales are uint8, 1x128 and
 the last group (and block-scale capacity no group uses) are left
 uninitialized, as the library leaves them unwritten. The op runs on the
 current stream, reads no size on the host and is CUDA-graph capturable; CPU
-tensors run the library's reference.
+tensors run the library's reference. As the GEMM ops do, a real kernel runs
+the checks and works out the results' shapes once per signature
+(_checked.py) and retargets the kept descriptor to each launch's tensors.
 """
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 
 from .. import core
 from . import _workspace
+from ._checked import checked_once, signature
 from ._registry import define
 from ._views import operand
 
 INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 
-
-def _groups(x: torch.Tensor, group_sizes: Optional[torch.Tensor]) -> int:
-    return x.shape[0] if group_sizes is None else group_sizes.shape[0]
-
-
-def _empty(x: torch.Tensor) -> torch.Tensor:
-    return x.new_empty((0,), dtype=torch.uint8)
+# One result's (shape, dtype), or None for an empty one.
+Result = Optional[Tuple[Tuple[int, ...], torch.dtype]]
 
 
-def _allocate(
+def _output_results(
     x: torch.Tensor, fmt: Optional[str], groups: int, columnwise: bool
-) -> List[torch.Tensor]:
-    """data, block scales, scale of one output (empty tensors where absent)."""
+) -> List[Result]:
+    """data, block scales, scale of one output."""
     if fmt is None:
-        return [_empty(x), _empty(x), _empty(x)]
+        return [None, None, None]
     arrays = core.quantize_arrays(fmt, tuple(x.shape), groups, columnwise)
-    return [
-        _empty(x) if a is None else x.new_empty(a.shape, dtype=getattr(torch, a.dtype))
-        for a in arrays
-    ]
+    return [None if a is None else (a.shape, getattr(torch, a.dtype)) for a in arrays]
 
 
-def _results(x, group_sizes, rowwise, columnwise, amax) -> List[torch.Tensor]:
+def _template_output(fmt: Optional[str]) -> Optional[core.QuantizedOutput]:
+    return None if fmt is None else core.QuantizedOutput(fmt, 0, 0, 0)
+
+
+def _checked(x, group_sizes, rowwise, columnwise, amax):
+    """The seven results and the descriptor without data, after the checks."""
     if x.dtype not in INPUT_DTYPES:
         raise TypeError("x: dtype %s is not supported (bfloat16, float16 or float32)" % x.dtype)
-    core.check_quantize_request(rowwise, columnwise, amax, stacked=group_sizes is None)
-    groups = _groups(x, group_sizes)
-    outputs = _allocate(x, rowwise, groups, False) + _allocate(x, columnwise, groups, True)
-    outputs.append(x.new_empty((groups,), dtype=torch.float32) if amax else _empty(x))
-    return outputs
+    stacked = group_sizes is None
+    core.check_quantize_request(rowwise, columnwise, amax, stacked=stacked)
+    groups = x.shape[0] if stacked else group_sizes.shape[0]
+    results = _output_results(x, rowwise, groups, False) + _output_results(
+        x, columnwise, groups, True
+    )
+    results.append(((groups,), torch.float32) if amax else None)
+    template = core.grouped_quantize(
+        x=operand("x", x, False),
+        group_sizes=None if stacked else operand("group_sizes", group_sizes, False),
+        rowwise=_template_output(rowwise),
+        columnwise=_template_output(columnwise),
+    )
+    return results, template
+
+
+def _allocated(x: torch.Tensor, results: List[Result]) -> List[torch.Tensor]:
+    return [
+        x.new_empty((0,), dtype=torch.uint8) if r is None else x.new_empty(r[0], dtype=r[1])
+        for r in results
+    ]
 
 
 def _address(tensor: torch.Tensor) -> int:
     return tensor.data_ptr() if tensor.numel() > 0 else 0
 
 
-def _output(fmt: Optional[str], tensors: List[torch.Tensor]) -> Optional[core.QuantizedOutput]:
+def _addresses(fmt: Optional[str], tensors: List[torch.Tensor]) -> Optional[core.OutputAddresses]:
     if fmt is None:
         return None
     data, block_scales, scale = tensors
-    # An empty tensor may have no address; the library needs one (it
-    # writes nothing there), so an aligned stand-in is passed.
-    return core.QuantizedOutput(
-        fmt, data.data_ptr() or 256, block_scales.data_ptr() or 256, _address(scale)
-    )
-
-
-def _check(x, group_sizes, rowwise, columnwise, outputs, launch):
-    views = dict(
-        x=operand("x", x, launch),
-        group_sizes=None if group_sizes is None else operand("group_sizes", group_sizes, launch),
-        rowwise=_output(rowwise, outputs[0:3]) if launch else None,
-        columnwise=_output(columnwise, outputs[3:6]) if launch else None,
-        amax=_address(outputs[6]) if launch else 0,
-    )
-    desc = core.grouped_quantize(**views)
-    if launch:
-        _workspace.run(desc, x.device)
+    # An empty tensor may have no address; the library needs one for data
+    # and block scales (it writes nothing there), so an aligned stand-in is
+    # passed.
+    return data.data_ptr() or 256, block_scales.data_ptr() or 256, _address(scale)
 
 
 def _grouped_quantize(x, group_sizes, rowwise, columnwise, amax):
-    outputs = _results(x, group_sizes, rowwise, columnwise, amax)
-    _check(x, group_sizes, rowwise, columnwise, outputs, launch=True)
+    key = ("grouped_quantize", signature(x), signature(group_sizes), rowwise, columnwise, amax)
+    results, template = checked_once(
+        key, lambda: _checked(x, group_sizes, rowwise, columnwise, amax)
+    )
+    outputs = _allocated(x, results)
+    desc = core.quantize_retargeted(
+        template,
+        x.data_ptr(),
+        0 if group_sizes is None else group_sizes.data_ptr(),
+        _addresses(rowwise, outputs[0:3]),
+        _addresses(columnwise, outputs[3:6]),
+        _address(outputs[6]),
+    )
+    _workspace.run(desc, x.device)
     return outputs
 
 
 def _grouped_quantize_fake(x, group_sizes, rowwise, columnwise, amax):
-    outputs = _results(x, group_sizes, rowwise, columnwise, amax)
-    _check(x, group_sizes, rowwise, columnwise, outputs, launch=False)
-    return outputs
+    results, _ = _checked(x, group_sizes, rowwise, columnwise, amax)
+    return _allocated(x, results)
 
 
 grouped_quantize_op = define(
