@@ -95,7 +95,8 @@ TEST_P(RaggedK, SmallClusterPairs) {
   // tile. Sizes: random (sum < rows), empty and one-token groups around a
   // long one, unaligned starts, all empty, and sizes past the capacity
   // (clamped and flagged).
-  // beta 1 accumulates, as into an fp32 main grad.
+  // Each case's beta: 1 (as into an fp32 main grad) on three of them, so
+  // the pairs accumulate; 0.5 where sizes are clamped.
   struct Case {
     const char* name;
     int64_t p;
