@@ -122,10 +122,16 @@ constexpr int64_t kSm90SmemLimit = 227 * 1024 - 2048;
 // Most groups the Hopper kernel takes: the table of the 128-wide tile fits.
 constexpr int64_t kSm90MaxGroups = 2048;
 
-// Ragged-M groups averaging at most this many rows take 64-row tiles: a
-// group's last tile is then at most 63 rows short, not 127 (skewed routing
-// gives many groups a few rows).
-constexpr int64_t kSm90ShortGroupRows = 128;
+// Ragged-M groups averaging at most this many rows (decode) take 64-row
+// tiles: nearly every group fits one tile, and the tile's fourth stage keeps
+// more weight loads in flight. Longer groups take 128-row tiles, which read
+// half the operand bytes per FLOP. 128-row tiles against 64-row ones on an
+// H100 (docs/PERF.md, "H100 — 64-row tiles only for decode"): 0.97-1.00x at
+// 1-8 rows a group, 0.97-1.04x at 16 and 32 (Llama-4 Maverick at 2048
+// tokens, Mixtral-8x7B at 128), 1.03-1.23x at 64-128 with skewed routing
+// (DeepSeek-V3, Qwen3, gpt-oss-120b at 2048 tokens; 0.98-1.05x uniform) and
+// 1.12-1.33x at 128 (Llama-4 Maverick at 16384 tokens, skewed).
+constexpr int64_t kSm90ShortGroupRows = 32;
 
 // Ragged-K groups averaging fewer tokens than this take the sparse-K
 // instance: a k-step issues only the wgmma slices that hold group tokens.
@@ -153,7 +159,7 @@ struct Sm90Plan {
 
 // Outputs wider than 128 columns take a 256-wide tile: one m64n256k16 wgmma
 // per k16 step reads each lhs tile once for twice the columns; 64 rows high
-// (two m64n128 halves) for ragged-M with short groups, else 128. Up to 128
+// (two m64n128 halves) for ragged-M groups of a few rows, else 128. Up to 128
 // columns, or with more groups than its shared memory holds, the 128 x 128
 // tile.
 Sm90Plan plan_sm90_gemm(const GemmShape& shape);

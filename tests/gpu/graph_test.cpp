@@ -124,6 +124,15 @@ TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
   expect_replays_correct(s, routings(8, 370));
 }
 
+TEST_P(Graph, SmallRaggedMFewRowsReplays) {
+  // Groups averaging 8 rows: the sm90 path's 64-row tile (RaggedM.SmallFewRowsAGroup).
+  GemmSpec s = small_ragged_m("graph ragged-M few rows a group");
+  s.m = 128;
+  s.n = 264;
+  s.sizes = {0, 1, 7, 8, 9, 20, 3, 10, 0, 0, 16, 30, 2, 1, 5, 8};
+  expect_replays_correct(s, routings(16, 120));
+}
+
 TEST_P(Graph, SmallRaggedKReplays) {
   expect_replays_correct(accumulating_ragged_k("graph ragged-K", 384, 72, 136, 8, 300),
                          routings(8, 370));

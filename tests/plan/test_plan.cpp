@@ -169,8 +169,10 @@ TEST(Sm90Plan, ShortRaggedMGroupsTake64RowTiles) {
   const gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
   EXPECT_EQ(plan.tile, gg::Sm90Tile::k64x256);
   EXPECT_EQ(plan.config.block_m, 64);
-  EXPECT_NE(plan.describe().find("groups average 128 rows"), std::string::npos) << plan.describe();
+  EXPECT_NE(plan.describe().find("groups average 32 rows"), std::string::npos) << plan.describe();
   shape.m += 128;
+  EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k128x256);
+  shape.m = 128 * 64;  // 64 rows a group: 128-row tiles
   EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k128x256);
   shape.op = GG_OP_RAGGED_K;  // its output rows are not ragged
   shape.m = 64;
