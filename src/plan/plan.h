@@ -128,9 +128,9 @@ constexpr int64_t kSm90MaxGroups = 2048;
 // half the operand bytes per FLOP. 128-row tiles against 64-row ones on an
 // H100 (docs/PERF.md, "H100 — 64-row tiles only for decode"): 0.97-1.00x at
 // 1-8 rows a group, 0.97-1.04x at 16 and 32 (Llama-4 Maverick at 2048
-// tokens, Mixtral-8x7B at 128), 1.03-1.23x at 64-128 with skewed routing
-// (DeepSeek-V3, Qwen3, gpt-oss-120b at 2048 tokens; 0.98-1.05x uniform) and
-// 1.12-1.33x at 128 (Llama-4 Maverick at 16384 tokens, skewed).
+// tokens, Mixtral-8x7B at 128), 1.04-1.25x at 64-128 with skewed routing
+// (DeepSeek-V3, Qwen3, gpt-oss-120b at 2048 tokens; 0.98-1.06x uniform) and
+// 1.17-1.34x at 128 (Llama-4 Maverick at 16384 tokens, skewed).
 constexpr int64_t kSm90ShortGroupRows = 32;
 
 // Ragged-K groups averaging fewer tokens than this take the sparse-K

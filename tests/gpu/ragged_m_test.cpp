@@ -26,6 +26,24 @@ class RaggedM : public PathDtypeTest {
     s.out = out();
     return s;
   }
+
+  // `sizes` in m rows, 264 columns (past one 256-wide tile), both rhs
+  // layouts, plain and with beta and bias.
+  void check_wide_output(const std::string& name, int64_t m, const std::vector<int64_t>& sizes) {
+    for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      GemmSpec s = spec(name + (layout == GG_LAYOUT_T ? " rhs T" : " rhs N"));
+      s.rhs_layout = layout;
+      s.m = m;
+      s.n = 264;
+      s.k = 72;
+      s.sizes = sizes;
+      run_and_check(s, path(), stream());
+      s.name += ", beta, bias";
+      s.beta.value = 0.5f;
+      s.bias = GG_DTYPE_BF16;
+      run_and_check(s, path(), stream());
+    }
+  }
 };
 
 TEST_P(RaggedM, Layouts) {
@@ -80,42 +98,16 @@ TEST_P(RaggedM, SmallZeroUnusedRows) {
 }
 
 TEST_P(RaggedM, SmallWideTileEdges) {
-  // 264 columns, groups averaging 150 rows: the sm90 path's 128 x 256 tile,
-  // with 1, 64, 65, 1, 64, 65 and 44 rows in a group's last tile (its two
-  // consumers' 64-row halves full, partial or empty); one group is empty.
-  const std::vector<int64_t> sizes = {1, 64, 65, 129, 192, 193, 0, 300};
-  for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
-    GemmSpec s = spec(std::string("wide tile edges") + (layout == GG_LAYOUT_T ? " rhs T" : " rhs N"));
-    s.rhs_layout = layout;
-    s.m = 1200;
-    s.n = 264;
-    s.k = 72;
-    s.sizes = sizes;
-    run_and_check(s, path(), stream());
-    s.name += ", beta, bias";
-    s.beta.value = 0.5f;
-    s.bias = GG_DTYPE_BF16;
-    run_and_check(s, path(), stream());
-  }
+  // Groups averaging 150 rows: the sm90 path's 128 x 256 tile, with 1, 64,
+  // 65, 1, 64, 65 and 44 rows in a group's last tile (its two consumers'
+  // 64-row halves full, partial or empty); one group is empty.
+  check_wide_output("wide tile edges", 1200, {1, 64, 65, 129, 192, 193, 0, 300});
 }
 
 TEST_P(RaggedM, SmallFewRowsAGroup) {
-  // Groups averaging 8 rows, 264 columns: the sm90 path's 64 x 256 tile,
-  // whose consumers split the columns. Groups of 0 to 30 rows.
-  const std::vector<int64_t> sizes = {0, 1, 7, 8, 9, 20, 3, 10, 0, 0, 16, 30, 2, 1, 5, 8};
-  for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
-    GemmSpec s = spec(std::string("few rows") + (layout == GG_LAYOUT_T ? " rhs T" : " rhs N"));
-    s.rhs_layout = layout;
-    s.m = 128;
-    s.n = 264;
-    s.k = 72;
-    s.sizes = sizes;
-    run_and_check(s, path(), stream());
-    s.name += ", beta, bias";
-    s.beta.value = 0.5f;
-    s.bias = GG_DTYPE_BF16;
-    run_and_check(s, path(), stream());
-  }
+  // Groups averaging 8 rows (0 to 30): the sm90 path's 64 x 256 tile, whose
+  // consumers split the columns.
+  check_wide_output("few rows", 128, {0, 1, 7, 8, 9, 20, 3, 10, 0, 0, 16, 30, 2, 1, 5, 8});
 }
 
 TEST_P(RaggedM, RunsOnAThreadThatMadeNoCudaCall) {
