@@ -14,7 +14,9 @@
 //     out this way when all of its 64 rows belong to its group or (ragged-K)
 //     lie in the group's own matrix: the tensor map clips rows and columns
 //     past the output's edge, but knows nothing of where a group's rows end
-//     inside a ragged-M output.
+//     inside a ragged-M output. With `evict_first` the stored lines are the
+//     first L2 gives up (the host sets it for outputs this launch never reads
+//     again and that would otherwise push its operands out of L2).
 //   - Copy-out, for a ragged-M block that ends inside its group's last tile,
 //     per-expert output pointers, and outputs TMA cannot address: the
 //     warpgroup copies the buffer to global memory row by row, a warp writing
@@ -49,6 +51,7 @@ constexpr int kStagingBoxBytes = 64 * 128;  // 64 rows x 128 bytes, one TMA stor
 struct OutputParams {
   CUtensorMap map;  // 3-D {cols, rows, groups}, 128-byte x 64-row boxes; when `bulk`
   bool bulk;        // TMA stores can address the output
+  bool evict_first;  // TMA stores mark their lines evict-first in L2
   void* data;       // [rows, cols]; [G, rows, cols]; or a device array of G pointers
   int64_t ld;
   int64_t group_stride;  // elements between the groups' matrices (ragged-K)
@@ -129,8 +132,13 @@ __device__ __forceinline__ void tma_store_block(const OutputParams& o, const uin
   const int box_cols = o.dtype == GG_DTYPE_FP32 ? 32 : 64;
   for (int box = 0; box * box_cols < columns && col + box * box_cols < o.cols; ++box) {
     const int32_t coords[3] = {col + box * box_cols, static_cast<int32_t>(row), group};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &o.map,
-                                    coords, staging + box * kStagingBoxBytes);
+    const uint8_t* box_data = staging + box * kStagingBoxBytes;
+    if (o.evict_first) {
+      tma_store_evict_first(&o.map, coords, box_data);
+    } else {
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &o.map,
+                                      coords, box_data);
+    }
   }
   cuda::ptx::cp_async_bulk_commit_group();
 }

@@ -26,7 +26,8 @@
 //     beta and bias in fp32 and leaves through TMA stores from a staging
 //     buffer, draining while the warpgroup starts its next tile; a block that
 //     ends inside its group uses masked stores from registers, so no write
-//     ever leaves a group or the output.
+//     ever leaves a group or the output. Ragged-K outputs are stored
+//     evict-first in L2, so that they do not push out the operands.
 //   - Ragged-M reads lhs rows of the next group inside its last tile; they
 //     only feed output rows that are never stored. Ragged-K contracts over a
 //     group's tokens, so the tokens of the next group inside the last k-step
@@ -657,6 +658,11 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   p.out.ld = d.out.strides[1];
   p.out.group_stride = p.out.pointer_array ? 0 : d.out.strides[0];
   output_map(&p.out, pdim, d.num_groups);
+  // G weight-sized outputs stream through L2 while the CTAs of a wave keep
+  // re-reading the group's token rows from it; the outputs are not read
+  // again by this launch, so their lines go first (docs/PERF.md: 1.02-1.24x
+  // on output-heavy weight gradients, the rest within noise).
+  p.out.evict_first = true;
   log_choice(plan, p.out);
   ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
                    d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&

@@ -1,9 +1,11 @@
 // Hopper building blocks the sm_90a kernels share: shared-memory matrix
 // descriptors for wgmma, the warpgroup fences, register reallocation, and
 // mbarrier waits. TMA and mbarrier operations come from libcu++ cuda::ptx;
-// what it lacks (wgmma fences, setmaxnreg) is inline PTX here.
+// what it lacks (wgmma fences, setmaxnreg, a TMA store with an L2 cache
+// hint) is inline PTX here.
 #pragma once
 
+#include <cuda.h>
 #include <cuda/ptx>
 #include <stdint.h>
 
@@ -97,6 +99,23 @@ __device__ __forceinline__ void arrive_cluster(uint64_t* barrier, uint32_t rank)
   uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+// A TMA store of the 3-D box at `coords` from `smem`, its lines marked
+// evict-first in L2 (createpolicy.fractional.L2::evict_first over all of
+// it): the first lines L2 lets go when it needs room. cuda::ptx has the
+// tensor store only without the cache hint.
+__device__ __forceinline__ void tma_store_evict_first(const CUtensorMap* map,
+                                                      const int32_t (&coords)[3],
+                                                      const void* smem) {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint"
+      " [%0, {%1, %2, %3}], [%4], %5;\n" ::"l"(map),
+      "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
+      "r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem))), "l"(policy)
+      : "memory");
 }
 
 }  // namespace gg::sm90
