@@ -168,9 +168,13 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
     quantize_kernel(const __grid_constant__ QuantizeParams p) {
   using Shape = TileShape<kIn>;
   extern __shared__ uint4 dynamic_smem[];  // the stages, then the code stage
-  uint4* stages = reinterpret_cast<uint4*>(
-      (reinterpret_cast<uintptr_t>(dynamic_smem) + kStageAlignment - 1) / kStageAlignment *
-      kStageAlignment);
+  // Aligned by an offset from the array, not through an integer cast, so
+  // that the compiler still knows every pointer into the stages and the code
+  // stage is a shared-memory address: shared loads and stores (LDS, STS)
+  // rather than generic ones, which wait on the long scoreboard.
+  const uint32_t raw_address = static_cast<uint32_t>(__cvta_generic_to_shared(dynamic_smem));
+  uint4* stages = dynamic_smem + (kStageAlignment - raw_address % kStageAlignment) %
+                                     kStageAlignment / sizeof(uint4);
   CodeStage* code_stage = reinterpret_cast<CodeStage*>(stages + kStages * Shape::kTileBytes / 16);
   __shared__ GroupChunk chunk;
   __shared__ typename Scan::TempStorage scan_storage;

@@ -5,7 +5,7 @@
 //   columnwise: a thread takes two adjacent K columns (one 32-bit word of a
 //               16-bit input) of 32 tokens, so that a warp's shared-memory
 //               reads are 128 bytes of one row. It keeps the column amaxes
-//               of its 16- and 32-token blocks (SIMD max of the magnitudes,
+//               of its 16- and 32-token blocks (decision_max: a SIMD max,
 //               two columns in one instruction); a 1x128 block combines the
 //               four chunks of its column through shared memory. It codes
 //               each column into a staging buffer of code rows (one per K
@@ -49,6 +49,25 @@
 #include "kernels/quantize/tile_io.cuh"
 
 namespace gg::quantize {
+
+// The running magnitude max of a block decision, which reads only the
+// largest magnitude and whether it is NaN, never a NaN's payload. On sm_86+
+// a bf16 pair takes one max.NaN.xorsign.abs (NaN comes out canonical, and
+// the sign bits are garbage until In::magnitude clears them once at the
+// end), where In::max of the magnitudes takes two instructions.
+template <gg_dtype kIn>
+__device__ typename InputType<kIn>::Mag decision_max(typename InputType<kIn>::Mag m,
+                                                     typename InputType<kIn>::Pair p) {
+  using In = InputType<kIn>;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 860
+  if constexpr (kIn == GG_DTYPE_BF16) {
+    uint32_t out;
+    asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;" : "=r"(out) : "r"(m), "r"(p));
+    return out;
+  }
+#endif
+  return In::max(m, In::magnitude(p));
+}
 
 constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
 constexpr int kRowRun = 32;        // elements of a rowwise thread's run
@@ -173,12 +192,15 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
     uint32_t amax[kSpans];
 #pragma unroll
     for (int s = 0; s < kSpans; ++s) {
-      typename In::Mag m = chunk_magnitude<kIn>(v[s * kSpanChunks]);
+      typename In::Mag m = In::zero();
 #pragma unroll
-      for (int j = 1; j < kSpanChunks; ++j) {
-        m = In::max(m, chunk_magnitude<kIn>(v[s * kSpanChunks + j]));
+      for (int j = 0; j < kSpanChunks; ++j) {
+        typename In::Pair pairs[Shape::kPairsPerVec];
+        memcpy(pairs, &v[s * kSpanChunks + j], sizeof pairs);
+#pragma unroll
+        for (int i = 0; i < Shape::kPairsPerVec; ++i) m = decision_max<kIn>(m, pairs[i]);
       }
-      amax[s] = max_bits<kIn>(m);
+      amax[s] = max_bits<kIn>(In::magnitude(m));
     }
 #pragma unroll
     for (int d = kWarpRows; d < kBlockRuns * kWarpRows; d *= 2) {
@@ -251,8 +273,10 @@ struct ColumnRun {
     if (!live) return;
 #pragma unroll
     for (int i = 0; i < kColumnTokens; ++i) {
-      half[i / 16] = In::max(half[i / 16], In::magnitude(at(i)));
+      half[i / 16] = decision_max<kIn>(half[i / 16], at(i));
     }
+    half[0] = In::magnitude(half[0]);
+    half[1] = In::magnitude(half[1]);
   }
   __device__ Pair at(int token) const {
     const uint32_t address = (first ^ ((token % 8) << 4)) + token * 128;
