@@ -267,6 +267,12 @@ void QuantizeGpuCase::fill_input(uint64_t seed) {
           case 8:
             x = ldexpf(unit(rng), 14);  // saturates e4m3 under small scales
             break;
+          case 9:
+            x = -NAN;  // a NaN with its sign bit set
+            break;
+          case 10:
+            x = ldexpf(unit(rng), -130);  // a bf16 (and fp32) subnormal, 0 in fp16
+            break;
           default:
             break;
         }
