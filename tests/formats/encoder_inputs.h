@@ -170,6 +170,21 @@ GG_HD uint32_t fast_nv(float x, float step) {
   return divider.covers(fabsf(x)) ? q::nvfp4_code_finite(x, divider) : q::nvfp4_code(x, step);
 }
 
+// Two nvfp4 codes (x0's in bits 0-3) as the tile writers take them: a pair
+// of finite bf16 elements under covered steps by their thresholds, other
+// elements one by one.
+GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
+  namespace q = gg::quantize;
+  const uint32_t b0 = gg::fmt::float_bits(x0), b1 = gg::fmt::float_bits(x1);
+  const bool bf16 = ((b0 | b1) & 0xFFFFu) == 0;
+  if (bf16 && q::ScaleDivider(step0).covers(fabsf(x0)) && q::ScaleDivider(step1).covers(fabsf(x1))) {
+    const uint32_t codes = q::e2m1_pair_codes((b0 >> 16) | (b1 & 0xFFFF0000u),
+                                              q::e2m1_thresholds(step0, step1));
+    return (codes & 0xFu) | ((codes >> 16) & 0xFu) << 4;
+  }
+  return fast_nv(x0, step0) | fast_nv(x1, step1) << 4;
+}
+
 // Three result words for the pair (x0 under slot j0, x1 under slot j1):
 // fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4.
 // `fast` picks the element_encoders.h path, else the fmt:: rules.
@@ -186,7 +201,7 @@ GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j
     const float m1 = q::mx_multiplier(s.mx[j1]);
     out[1] = fast_mx<GG_DTYPE_E4M3>(x0, m0) | fast_mx<GG_DTYPE_E4M3>(x1, m1) << 8 |
              fast_mx<GG_DTYPE_E5M2>(x0, m0) << 16 | fast_mx<GG_DTYPE_E5M2>(x1, m1) << 24;
-    out[2] = fast_nv(x0, s.nvfp4_step[j0]) | fast_nv(x1, s.nvfp4_step[j1]) << 4 |
+    out[2] = fast_nv_pair(x0, s.nvfp4_step[j0], x1, s.nvfp4_step[j1]) |
              q::e2m1_code(x0) << 8 | q::e2m1_code(x1) << 12;
     return;
   }

@@ -118,6 +118,36 @@ __device__ void by_path(bool short_path, F&& f) {
   if (short_path) f(std::true_type{}); else f(std::false_type{});
 }
 
+// Whether a codec's short path codes bf16 pairs by thresholds
+// (element_encoders.h) rather than element by element.
+template <gg_dtype kIn, class Codec>
+constexpr bool kPairThresholds = kIn == GG_DTYPE_BF16 && std::is_same_v<Codec, Nvfp4>;
+
+// A rowwise run of bf16 elements under nvfp4 by thresholds: kSpanChunks
+// chunks of eight elements a block, a chunk's eight codes one word. A
+// pair's codes (nibbles at bits 0-3 and 16-19) are folded into its low
+// byte, and four pairs' bytes gathered by byte permutes.
+template <int kSpanChunks, int kRunChunks, int kSpans>
+__device__ void row_codes_by_thresholds(const uint4 (&chunks)[kRunChunks],
+                                        const ScaleDivider (&steps)[kSpans],
+                                        uint32_t (&codes)[kRunChunks]) {
+  E2m1Thresholds thresholds[kSpans];
+#pragma unroll
+  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds(steps[s].scale, steps[s].scale);
+#pragma unroll
+  for (int j = 0; j < kRunChunks; ++j) {
+    const uint32_t pairs[4] = {chunks[j].x, chunks[j].y, chunks[j].z, chunks[j].w};
+    uint32_t bytes[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t pair_codes = e2m1_pair_codes(pairs[i], thresholds[j / kSpanChunks]);
+      bytes[i] = pair_codes + (pair_codes >> 12);
+    }
+    codes[j] = __byte_perm(__byte_perm(bytes[0], bytes[1], 0x0040),
+                           __byte_perm(bytes[2], bytes[3], 0x0040), 0x5410);
+  }
+}
+
 // ---- the tile writers ----
 
 // Per-tile facts every writer needs.
@@ -221,7 +251,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
     }
     if (valid == 0 || r >= t.rows) continue;
     uint32_t codes[kRowRun * Codec::kBits / 32] = {};
-    by_path(short_path, [&](auto path) {
+    const auto code_elements = [&](auto path) {
       constexpr bool kShort = decltype(path)::value;
 #pragma unroll
       for (int j = 0; j < kRunChunks; ++j) {
@@ -237,7 +267,16 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
                              << (bit % 32);
         }
       }
-    });
+    };
+    if constexpr (kPairThresholds<kIn, Codec>) {
+      if (short_path) {
+        row_codes_by_thresholds<kSpanChunks>(v, coders, codes);
+      } else {
+        code_elements(std::false_type{});
+      }
+    } else {
+      by_path(short_path, code_elements);
+    }
     store_codes<Codec::kBits, kRowRun>(bytes, codes, valid);
   }
 }
@@ -297,6 +336,33 @@ struct ColumnRun {
     return h ? In::high_bits(half[s]) : In::low_bits(half[s]);
   }
 };
+
+// A columnwise run of bf16 pairs under nvfp4 by thresholds, the two
+// columns' in the halves: two tokens' pair codes make a byte of each
+// column (byte 0 and byte 2), and four such a word of each by byte
+// permutes.
+template <class Run, int kSpans, int kWords>
+__device__ void column_codes_by_thresholds(const Run& run, const ScaleDivider (&steps)[2][kSpans],
+                                           uint32_t (&codes)[2][kWords]) {
+  static_assert(kSpans == 2 && kWords * 8 == kColumnTokens, "two blocks of 16 tokens, e2m1");
+  E2m1Thresholds thresholds[kSpans];
+#pragma unroll
+  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds(steps[0][s].scale, steps[1][s].scale);
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) {
+    uint32_t bytes[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int token = 8 * w + 2 * i;
+      const E2m1Thresholds& block = thresholds[token / 16];
+      bytes[i] = e2m1_pair_codes(run.at(token), block) + (e2m1_pair_codes(run.at(token + 1), block) << 4);
+    }
+    const uint32_t low = __byte_perm(bytes[0], bytes[1], 0x6240);
+    const uint32_t high = __byte_perm(bytes[2], bytes[3], 0x6240);
+    codes[0][w] = __byte_perm(low, high, 0x5410);
+    codes[1][w] = __byte_perm(low, high, 0x7632);
+  }
+}
 
 // Shared memory of the quantize pass past the stages.
 struct CodeStage {
@@ -366,7 +432,7 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
   }
   constexpr int kWords = kColumnTokens * kBits / 32;
   uint32_t codes[2][kWords] = {};
-  by_path(short_path, [&](auto path) {
+  const auto code_elements = [&](auto path) {
     constexpr bool kShort = decltype(path)::value;
 #pragma unroll
     for (int i = 0; i < kColumnTokens; i += 2) {
@@ -381,7 +447,16 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
           encode2<kShort, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
           << (bit % 32);
     }
-  });
+  };
+  if constexpr (kPairThresholds<kIn, Codec>) {
+    if (short_path) {
+      column_codes_by_thresholds(run, coders, codes);
+    } else {
+      code_elements(std::false_type{});
+    }
+  } else {
+    by_path(short_path, code_elements);
+  }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
 #pragma unroll
