@@ -171,13 +171,13 @@ GG_HD uint32_t fast_nv(float x, float step) {
 }
 
 // Two nvfp4 codes (x0's in bits 0-3) as the tile writers take them: a pair
-// of finite bf16 elements under covered steps by their thresholds, other
-// elements one by one.
+// of finite bf16 elements under steps in the divider's fast range by their
+// thresholds, other elements one by one.
 GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
   namespace q = gg::quantize;
   const uint32_t b0 = gg::fmt::float_bits(x0), b1 = gg::fmt::float_bits(x1);
   const bool bf16 = ((b0 | b1) & 0xFFFFu) == 0;
-  if (bf16 && q::ScaleDivider(step0).covers(fabsf(x0)) && q::ScaleDivider(step1).covers(fabsf(x1))) {
+  if (bf16 && finite(x0) && finite(x1) && q::ScaleDivider(step0).fast && q::ScaleDivider(step1).fast) {
     const uint32_t codes = q::e2m1_pair_codes((b0 >> 16) | (b1 & 0xFFFF0000u),
                                               q::e2m1_thresholds(step0, step1));
     return (codes & 0xFu) | ((codes >> 16) & 0xFu) << 4;

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <float.h>
 #include <stdint.h>
 
 #include <type_traits>
@@ -122,6 +123,19 @@ __device__ void by_path(bool short_path, F&& f) {
 // (element_encoders.h) rather than element by element.
 template <gg_dtype kIn, class Codec>
 constexpr bool kPairThresholds = kIn == GG_DTYPE_BF16 && std::is_same_v<Codec, Nvfp4>;
+
+// Whether a run under `coder` whose amax is `amax` takes the short path.
+// Thresholds hold for every finite magnitude under a step in the divider's
+// fast range, so the bf16 nvfp4 path asks only that, and never forms the
+// reciprocal the division would take.
+template <gg_dtype kIn, class Codec>
+__device__ bool takes_short_path(const typename Codec::Coder& coder, float amax) {
+  if constexpr (kPairThresholds<kIn, Codec>) {
+    return coder.fast && amax <= FLT_MAX;
+  } else {
+    return Codec::short_path(coder, amax);
+  }
+}
 
 // A rowwise run of bf16 elements under nvfp4 by thresholds: kSpanChunks
 // chunks of eight elements a block, a chunk's eight codes one word. A
@@ -247,7 +261,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
         if (stores_scale[s] && r < t.rows) Codec::store(out, scale_index + s, decision.stored);
       }
       coders[s] = Codec::coder(param);
-      short_path = short_path && Codec::short_path(coders[s], fmt::bits_float(amax[s]));
+      short_path = short_path && takes_short_path<kIn, Codec>(coders[s], fmt::bits_float(amax[s]));
     }
     if (valid == 0 || r >= t.rows) continue;
     uint32_t codes[kRowRun * Codec::kBits / 32] = {};
@@ -427,7 +441,7 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
         }
       }
       coders[h][s] = Codec::coder(param);
-      short_path = short_path && Codec::short_path(coders[h][s], fmt::bits_float(amax));
+      short_path = short_path && takes_short_path<kIn, Codec>(coders[h][s], fmt::bits_float(amax));
     }
   }
   constexpr int kWords = kColumnTokens * kBits / 32;
