@@ -28,8 +28,10 @@
 // Markstein's corrections, or the mxfp8 product, then the fp8 conversion
 // instruction or the e2m1 arithmetic; fp16 elements are widened by the
 // conversion instruction, exact for finite values), any other block the
-// exact ones; both give the reference's bits. A 128x128 block takes the
-// tile's amax, reduced over the CTA.
+// exact ones; both give the reference's bits. bf16 elements under nvfp4
+// skip the division: a block's seven e2m1 thresholds, and a pair's two
+// codes by a binary search over them (element_encoders.h). A 128x128
+// block takes the tile's amax, reduced over the CTA.
 //
 // A staged tile (laid out by tile_chunk, 128-byte aligned) must read as
 // zero from its last valid row up to the next multiple of 32 (the
