@@ -504,22 +504,30 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
   const int64_t tile_first = matrix * out.matrix_stride + t.k0 * out.row_stride + t.token0;
   if (tile_first % kPerChunk == 0 && out.row_stride % kPerChunk == 0) {
     // Every row starts on a chunk: chunk c of a code row is chunk c of the
-    // output row, and only the last one may hold tokens past the group.
+    // output row, and only the last one may hold tokens past the group. A
+    // thread keeps its chunk c and steps kRowStep rows at a time, which
+    // keeps its code chunk's swizzle (k / 2 moves by a multiple of the
+    // chunk count), so a step is a shared load, a store and two additions.
+    constexpr int kRowStep = kThreads / kCodeChunks;
+    static_assert(kThreads % kCodeChunks == 0 && (kRowStep / 2) % kCodeChunks == 0,
+                  "a thread's code chunks keep their swizzle");
     const int live_chunks = (t.rows + kPerChunk - 1) / kPerChunk;
+    const int c = static_cast<int>(threadIdx.x) % kCodeChunks;
+    if (c >= live_chunks) return;
     const int last_valid = t.rows - (live_chunks - 1) * kPerChunk;
-    const uint32_t last_mask = last_valid >= 32 ? ~0u : (1u << last_valid) - 1u;
     constexpr uint32_t kFull = kPerChunk >= 32 ? ~0u : (1u << kPerChunk) - 1u;
+    const uint32_t mask = c < live_chunks - 1 || last_valid >= kPerChunk ? kFull
+                                                                          : (1u << last_valid) - 1u;
+    int k = static_cast<int>(threadIdx.x) / kCodeChunks;
+    const uint4* code = reinterpret_cast<const uint4*>(
+        stage->codes + k * kRowWords + (((c ^ (k >> 1)) & (kCodeChunks - 1)) << 2));
+    uint8_t* bytes = code_byte<kBits>(out.data, tile_first + k * out.row_stride + c * kPerChunk);
+    const int64_t byte_step = kRowStep * out.row_stride * kBits / 8;
 #pragma unroll 2
-    for (int job = static_cast<int>(threadIdx.x); job < t.cols * kCodeChunks; job += kThreads) {
-      const int k = job / kCodeChunks;
-      const int c = job % kCodeChunks;
-      if (c >= live_chunks) continue;
-      const uint4 codes = *reinterpret_cast<const uint4*>(
-          stage->codes + k * kRowWords + (((c ^ (k >> 1)) & (kCodeChunks - 1)) << 2));
+    for (; k < t.cols; k += kRowStep, code += kRowStep * kRowWords / 4, bytes += byte_step) {
+      const uint4 codes = *code;
       const uint32_t words[4] = {codes.x, codes.y, codes.z, codes.w};
-      store_codes<kBits, kPerChunk>(
-          code_byte<kBits>(out.data, tile_first + k * out.row_stride + c * kPerChunk), words,
-          c == live_chunks - 1 ? last_mask : kFull);
+      store_codes<kBits, kPerChunk>(bytes, words, mask);
     }
     return;
   }
