@@ -1,5 +1,6 @@
 // `groupgemm bench-quantize`: the grouped quantizer on MoE activations
-// (ragged [tokens, hidden] bf16, uniform routing over the preset's experts),
+// (ragged [tokens, hidden], bf16 unless --input says fp16 or fp32, uniform
+// routing over the preset's experts),
 // rowwise and columnwise in one call, for each requested format. Each case
 // reports the median time, the bandwidth of the bytes that must move (the
 // input read once; every output byte, block scale, fp32 scale and amax
@@ -25,6 +26,7 @@
 #include "cli/device_buffer.h"
 #include "cli/device_fill.h"
 #include "cli/devices.h"
+#include "cli/elements.h"
 #include "cli/machine_rates.h"
 #include "cli/presets.h"
 #include "cli/routing.h"
@@ -50,7 +52,10 @@ const std::vector<QuantizeFormat> kFormats = {
 };
 
 const std::vector<OptionSpec> kOptions = {
-    {"preset", true}, {"tokens", true}, {"formats", true}, {"iters", true}};
+    {"preset", true}, {"tokens", true}, {"formats", true}, {"input", true}, {"iters", true}};
+
+const std::vector<Name<gg_dtype>> kInputTypes = {
+    {"bf16", GG_DTYPE_BF16}, {"fp16", GG_DTYPE_FP16}, {"fp32", GG_DTYPE_FP32}};
 
 const QuantizeFormat& find_format(const std::string& name) {
   for (const QuantizeFormat& f : kFormats) {
@@ -102,12 +107,12 @@ void make_output(const QuantizeFormat& f, int64_t rows, int64_t cols, bool token
   }
 }
 
-void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f,
+void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, gg_dtype input_type,
               const MachineRates& rates, cudaStream_t stream, Repeats repeats) {
   const int64_t k = preset.hidden;
   const int32_t groups = preset.experts;
-  DeviceBuffer input(static_cast<size_t>(tokens * k) * 2);
-  fill_random(input, GG_DTYPE_BF16, 7, stream);
+  DeviceBuffer input(static_cast<size_t>(tokens * k) * element_bytes(input_type));
+  fill_random(input, input_type, 7, stream);
   const std::vector<int64_t> routed = route(Routing::kUniform, tokens, groups, 11);
   std::vector<int32_t> sizes(routed.begin(), routed.end());
   DeviceBuffer sizes_device(sizes.size() * sizeof(int32_t));
@@ -123,7 +128,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f,
   desc.group_sizes.sizes = sizes_device.data();
   desc.group_sizes.type = GG_INDEX_INT32;
   desc.input.data = input.data();
-  desc.input.dtype = GG_DTYPE_BF16;
+  desc.input.dtype = input_type;
   desc.input.rank = 2;
   desc.input.shape[0] = tokens;
   desc.input.shape[1] = k;
@@ -181,6 +186,7 @@ int run_bench_quantize(const std::vector<std::string>& words) {
        options.list("formats", "fp8_e4m3_tensor,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group")) {
     formats.push_back(&find_format(name));
   }
+  const gg_dtype input_type = options.choice("input", kInputTypes, GG_DTYPE_BF16);
   const int iters = static_cast<int>(options.integer("iters", 50, 1, 100000));
   const Repeats repeats{std::max(1, iters / 10), iters};
 
@@ -197,15 +203,16 @@ int run_bench_quantize(const std::vector<std::string>& words) {
   std::printf("device: %s; copy bandwidth %.1f GB/s (bytes read + written)\n",
               devices[0].name.c_str(), rates.copy_bytes_per_s * 1e-9);
   std::printf(
-      "grouped quantize, bf16 input, rowwise + columnwise (+ amax where the scale needs it), "
-      "uniform routing\n");
+      "grouped quantize, %s input, rowwise + columnwise (+ amax where the scale needs it), "
+      "uniform routing\n",
+      name_of(kInputTypes, input_type));
   std::printf("%-16s %8s  %-16s %9s %9s %8s %8s\n", "preset", "tokens", "format", "ms", "GB/s",
               "of copy", "traffic");
   for (const MoePreset* preset : presets) {
     for (const int64_t count : tokens) {
       for (const QuantizeFormat* f : formats) {
         try {
-          run_case(*preset, count, *f, rates, stream.get(), repeats);
+          run_case(*preset, count, *f, input_type, rates, stream.get(), repeats);
         } catch (const Failure& failure) {
           std::printf("%-16s %8lld  %-16s  error: %s\n", preset->name,
                       static_cast<long long>(count), f->name, failure.what());

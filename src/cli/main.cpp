@@ -36,7 +36,7 @@ const char* const kUsage =
     "  bench-quantize  time the grouped quantizer (rowwise + columnwise) against the copy\n"
     "             bandwidth  [--preset NAME[,NAME...]] [--tokens N[,N...]]\n"
     "             [--formats fp8_e4m3_tensor,fp8_e4m3_group,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group]\n"
-    "             [--iters N]\n"
+    "             [--input bf16|fp16|fp32] [--iters N]\n"
     "\n"
     "exit codes: 0 success/PASS, 1 failure/FAIL, 2 usage error\n";
 

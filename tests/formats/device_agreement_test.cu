@@ -14,7 +14,10 @@
 // input under 64 scales of each kind, the fp32 edge values and every
 // rounding boundary (formats/encoder_inputs.h); e2m1_code and the ue4m3
 // conversions (instructions on the device) against the fmt:: rules over
-// every fp32 pattern and every code.
+// every fp32 pattern and every code; the e2m1 codes of 16-bit pairs by
+// thresholds (fmas and conversions rounded up and down on the device)
+// against the fmt:: rules run on the device, over every finite bf16 and
+// fp16 magnitude under 1600 steps.
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <gtest/gtest.h>
@@ -261,6 +264,62 @@ TEST(DeviceAgreement, E2m1AndUe4m3EncodersOverEveryFp32) {
   GG_CUDA_OK(cudaFree(mismatches));
   GG_CUDA_OK(cudaFree(first));
   EXPECT_EQ(count, 0u) << "e.g. fp32 bits " << std::hex << bits;
+}
+
+// Counts the pairs on which e2m1_pair_codes under the device thresholds
+// differs from the fmt:: rules: magnitude m (x), step blockIdx.y, as the
+// host test arranges them; `first` gets one low half's bits.
+template <gg_dtype kHalf>
+__global__ void pair_codes_kernel(const float* steps, int step_count, uint32_t magnitudes,
+                                  unsigned long long* mismatches, uint32_t* first) {
+  const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= magnitudes) return;
+  const float low_step = steps[blockIdx.y];
+  const float high_step = steps[(blockIdx.y + 1) % static_cast<unsigned>(step_count)];
+  for (uint32_t sign = 0; sign <= 0x8000u; sign += 0x8000u) {
+    const uint32_t low = m | sign, high = (magnitudes - 1 - m) | (sign ^ 0x8000u);
+    if (e2m1_pair_codes_of<kHalf>(low, high, low_step, high_step) !=
+            e2m1_reference_pair<kHalf>(low, high, low_step, high_step) &&
+        atomicAdd(mismatches, 1ull) == 0) {
+      *first = low;
+    }
+  }
+}
+
+template <gg_dtype kHalf>
+void check_device_pair_codes(uint32_t magnitudes) {
+  const std::vector<float> steps = e2m1_threshold_steps();
+  float* device_steps = nullptr;
+  unsigned long long* mismatches = nullptr;
+  uint32_t* first = nullptr;
+  GG_CUDA_OK(cudaMalloc(&device_steps, steps.size() * sizeof(float)));
+  GG_CUDA_OK(cudaMalloc(&mismatches, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMalloc(&first, sizeof(*first)));
+  GG_CUDA_OK(cudaMemcpy(device_steps, steps.data(), steps.size() * sizeof(float),
+                        cudaMemcpyHostToDevice));
+  GG_CUDA_OK(cudaMemset(mismatches, 0, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMemset(first, 0, sizeof(*first)));
+  const dim3 grid((magnitudes + 255) / 256, static_cast<unsigned>(steps.size()));
+  pair_codes_kernel<kHalf><<<grid, 256>>>(device_steps, static_cast<int>(steps.size()), magnitudes,
+                                          mismatches, first);
+  GG_CUDA_OK(cudaGetLastError());
+  unsigned long long count = 0;
+  uint32_t bits = 0;
+  GG_CUDA_OK(cudaMemcpy(&count, mismatches, sizeof(count), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaMemcpy(&bits, first, sizeof(bits), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaFree(device_steps));
+  GG_CUDA_OK(cudaFree(mismatches));
+  GG_CUDA_OK(cudaFree(first));
+  EXPECT_EQ(count, 0u) << "e.g. low half bits " << std::hex << bits;
+}
+
+TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  check_device_pair_codes<GG_DTYPE_BF16>(kFiniteBf16Magnitudes);
+  check_device_pair_codes<GG_DTYPE_FP16>(kFiniteFp16Magnitudes);
 }
 
 }  // namespace

@@ -114,34 +114,13 @@ TEST(ElementEncoders, ReciprocalDivisionIsTheRoundedQuotient) {
 }
 
 // e2m1_pair_codes under e2m1_thresholds gives the reference's nvfp4 codes
-// for every finite bf16 magnitude, both signs, in either half, under 1600
-// steps over the thresholds' whole range: every ue4m3 block scale times
-// four tensor scales (powers of two among them, where quotients land on
-// the rounding boundaries exactly), and random steps from 2^-80 to 2^100, a
-// third with short mantissas. The partner half runs the magnitudes
-// backwards under the next step.
-TEST(ElementEncoders, E2m1PairCodesOverEveryBf16) {
-  namespace f = gg::fmt;
+// for every finite bf16 and fp16 magnitude, both signs, in either half,
+// under the 1600 steps of e2m1_threshold_steps (the partner half runs the
+// magnitudes backwards under the next step).
+template <gg_dtype kHalf>
+void check_pair_codes_over_every_magnitude(uint32_t magnitudes) {
   namespace q = gg::quantize;
-  std::vector<float> steps;
-  const float tensor_scales[] = {1.0f, 0x1p-20f, f::nvfp4_tensor_scale(1.0f),
-                                 f::nvfp4_tensor_scale(3e4f)};
-  for (float tensor : tensor_scales) {
-    for (int code = 1; code < 0x7F; ++code) {
-      steps.push_back(f::ue4m3_to_float(static_cast<uint8_t>(code)) * tensor);
-    }
-  }
-  std::mt19937_64 random(20261125);
-  while (steps.size() < 1600) {
-    const uint64_t r = random();
-    uint32_t mantissa = static_cast<uint32_t>(r >> 8) & 0x7FFFFFu;
-    if (steps.size() % 3 == 0) mantissa &= 0x700000u;
-    steps.push_back(float_of_bits((47 + static_cast<uint32_t>(r % 180)) << 23 | mantissa));
-  }
-  const auto reference = [](uint32_t bf16, float step) {
-    return static_cast<uint32_t>(f::float_to_e2m1(float_of_bits(bf16 << 16) / step));
-  };
-  constexpr uint32_t kMagnitudes = 0x7F80;  // every finite bf16 magnitude
+  const std::vector<float> steps = e2m1_threshold_steps();
   const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
   std::vector<int> mismatches(threads, 0);
   std::vector<std::thread> workers;
@@ -149,16 +128,15 @@ TEST(ElementEncoders, E2m1PairCodesOverEveryBf16) {
     workers.emplace_back([&, w] {
       for (size_t i = w; i < steps.size(); i += threads) {
         const float low_step = steps[i], high_step = steps[(i + 1) % steps.size()];
-        ASSERT_TRUE(q::ScaleDivider(low_step).fast && q::ScaleDivider(high_step).fast);
-        const q::E2m1Thresholds thresholds = q::e2m1_thresholds(low_step, high_step);
-        for (uint32_t m = 0; m < kMagnitudes; ++m) {
+        const q::E2m1Thresholds thresholds = q::e2m1_thresholds<kHalf>(low_step, high_step);
+        for (uint32_t m = 0; m < magnitudes; ++m) {
           for (uint32_t sign : {0u, 0x8000u}) {
-            const uint32_t low = m | sign, high = (kMagnitudes - 1 - m) | (sign ^ 0x8000u);
+            const uint32_t low = m | sign, high = (magnitudes - 1 - m) | (sign ^ 0x8000u);
             const uint32_t codes = q::e2m1_pair_codes(low | high << 16, thresholds);
-            const uint32_t want = reference(low, low_step) | reference(high, high_step) << 16;
+            const uint32_t want = e2m1_reference_pair<kHalf>(low, high, low_step, high_step);
             if (codes != want && mismatches[w]++ < 5) {
-              ADD_FAILURE() << std::hex << "bf16 " << low << " under " << std::hexfloat
-                            << low_step << ", bf16 " << std::hex << high << " under "
+              ADD_FAILURE() << std::hex << "bits " << low << " under " << std::hexfloat
+                            << low_step << ", bits " << std::hex << high << " under "
                             << std::hexfloat << high_step << ": codes " << std::hex << codes
                             << " reference " << want;
             }
@@ -169,6 +147,15 @@ TEST(ElementEncoders, E2m1PairCodesOverEveryBf16) {
   }
   for (std::thread& t : workers) t.join();
   for (unsigned w = 0; w < threads; ++w) EXPECT_EQ(mismatches[w], 0);
+}
+
+TEST(ElementEncoders, E2m1PairCodesOverEveryBf16) {
+  for (float step : e2m1_threshold_steps()) ASSERT_TRUE(gg::quantize::ScaleDivider(step).fast);
+  check_pair_codes_over_every_magnitude<GG_DTYPE_BF16>(kFiniteBf16Magnitudes);
+}
+
+TEST(ElementEncoders, E2m1PairCodesOverEveryFp16) {
+  check_pair_codes_over_every_magnitude<GG_DTYPE_FP16>(kFiniteFp16Magnitudes);
 }
 
 }  // namespace

@@ -105,6 +105,53 @@ inline std::vector<float> nvfp4_steps() {
   return steps;
 }
 
+// 1600 nvfp4 steps for the e2m1 thresholds of 16-bit pairs, over their
+// whole range: every ue4m3 block scale times four tensor scales (powers of
+// two among them, where quotients land on the rounding boundaries exactly),
+// and random steps from 2^-80 to 2^100, a third with short mantissas.
+inline std::vector<float> e2m1_threshold_steps() {
+  namespace f = gg::fmt;
+  std::vector<float> steps;
+  const float tensor_scales[] = {1.0f, 0x1p-20f, f::nvfp4_tensor_scale(1.0f),
+                                 f::nvfp4_tensor_scale(3e4f)};
+  for (float tensor : tensor_scales) {
+    for (int code = 1; code < 0x7F; ++code) {
+      steps.push_back(f::ue4m3_to_float(static_cast<uint8_t>(code)) * tensor);
+    }
+  }
+  uint64_t state = 20261125;  // a fixed LCG: the same steps on every run
+  while (steps.size() < 1600) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t r = state >> 11;
+    uint32_t mantissa = static_cast<uint32_t>(r >> 8) & 0x7FFFFFu;
+    if (steps.size() % 3 == 0) mantissa &= 0x700000u;
+    steps.push_back(float_of_bits((47 + static_cast<uint32_t>(r % 180)) << 23 | mantissa));
+  }
+  return steps;
+}
+
+// Every finite magnitude of a 16-bit float input, and its value.
+constexpr uint32_t kFiniteBf16Magnitudes = 0x7F80;
+constexpr uint32_t kFiniteFp16Magnitudes = 0x7C00;
+template <gg_dtype kHalf>
+GG_HD float half_value(uint32_t bits) {
+  if constexpr (kHalf == GG_DTYPE_BF16) return gg::fmt::bits_float(bits << 16);
+  else return gg::fmt::fp16_to_float(static_cast<uint16_t>(bits));
+}
+
+// The e2m1 codes of the 16-bit pair (low | high << 16) under (low_step,
+// high_step) by thresholds, and the reference's in the same places.
+template <gg_dtype kHalf>
+GG_HD uint32_t e2m1_pair_codes_of(uint32_t low, uint32_t high, float low_step, float high_step) {
+  return gg::quantize::e2m1_pair_codes(low | high << 16,
+                                       gg::quantize::e2m1_thresholds<kHalf>(low_step, high_step));
+}
+template <gg_dtype kHalf>
+GG_HD uint32_t e2m1_reference_pair(uint32_t low, uint32_t high, float low_step, float high_step) {
+  return static_cast<uint32_t>(gg::fmt::float_to_e2m1(half_value<kHalf>(low) / low_step)) |
+         static_cast<uint32_t>(gg::fmt::float_to_e2m1(half_value<kHalf>(high) / high_step)) << 16;
+}
+
 // The scale tables, indexed by a scale slot j < kEncoderScales.
 constexpr int kEncoderScales = 64;
 struct EncoderScales {
@@ -178,8 +225,7 @@ GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
   const uint32_t b0 = gg::fmt::float_bits(x0), b1 = gg::fmt::float_bits(x1);
   const bool bf16 = ((b0 | b1) & 0xFFFFu) == 0;
   if (bf16 && finite(x0) && finite(x1) && q::ScaleDivider(step0).fast && q::ScaleDivider(step1).fast) {
-    const uint32_t codes = q::e2m1_pair_codes((b0 >> 16) | (b1 & 0xFFFF0000u),
-                                              q::e2m1_thresholds(step0, step1));
+    const uint32_t codes = e2m1_pair_codes_of<GG_DTYPE_BF16>(b0 >> 16, b1 >> 16, step0, step1);
     return (codes & 0xFu) | ((codes >> 16) & 0xFu) << 4;
   }
   return fast_nv(x0, step0) | fast_nv(x1, step1) << 4;

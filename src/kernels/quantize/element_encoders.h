@@ -48,22 +48,24 @@
 // path: finite elements) takes its sign from x itself. Both are checked
 // against fmt::float_to_e2m1 over every fp32 pattern.
 //
-// bf16 elements under a block's step take no division at all: the e2m1
-// code of RN(x / s) is monotone in |x|, so it is the number of its seven
-// rounding boundaries that |x| reaches, and each boundary is a least bf16
-// magnitude, found once per block. RN(q) reaches a boundary B that rounds
-// up (0.75, 1.75, 3.5: ties go to the even code above) iff q >= B - h, and
-// passes one that rounds down (0.25, 1.25, 2.5, 5) iff q > B + h, h half an
-// fp32 ulp at B; so |x| reaches it iff |x| >= (B - h) s, or > (B + h) s.
-// That product is exact inside one fma rounded toward +inf (or -inf), the
-// step's h s being exact for a step of at least 2^-80, and the least bf16
-// at or above it (or above it) is the threshold. A pair of bf16 elements
-// then finds its two codes at once by a binary search over the seven
-// thresholds in 16-bit halves: a subtraction from the magnitudes with a
-// guard bit in each half sets bit 15 where a half reaches its threshold,
-// and one byte permute widens that bit into a select mask (about 17
-// instructions a pair, against about 30 for the quotient and its
-// rounding). Checked like the others: every bf16 under every step.
+// bf16 and fp16 elements under a block's step take no division at all:
+// the e2m1 code of RN(x / s) is monotone in |x|, so it is the number of its
+// seven rounding boundaries that |x| reaches, and each boundary is a least
+// 16-bit magnitude, found once per block. RN(q) reaches a boundary B that
+// rounds up (0.75, 1.75, 3.5: ties go to the even code above) iff
+// q >= B - h, and passes one that rounds down (0.25, 1.25, 2.5, 5) iff
+// q > B + h, h half an fp32 ulp at B; so |x| reaches it iff
+// |x| >= (B - h) s, or > (B + h) s. That product is exact inside one fma
+// rounded toward +inf (or -inf), the step's h s being exact for a step of
+// at least 2^-80, and the least bf16 or fp16 at or above it (above it) is
+// the threshold (fp16 by the cvt.rp / cvt.rm conversions). A pair of
+// elements then finds its two codes at once by a binary search over the
+// seven thresholds in 16-bit halves: a subtraction from the magnitudes
+// with a guard bit in each half sets bit 15 where a half reaches its
+// threshold, and one byte permute widens that bit into a select mask
+// (about 17 instructions a pair, against about 30 for the quotient and its
+// rounding). Checked like the others: every finite bf16 and fp16 under
+// 1600 steps on the host, and on the device.
 //
 // The nvfp4 block scale is a ue4m3 code: the reference's generic minifloat
 // walk to encode it and back is the e4m3 conversion instructions on sm_89+
@@ -279,46 +281,67 @@ GG_HD constexpr float e2m1_half_ulp(int j) {
   return kHalfUlps[j];
 }
 
-// Per 16-bit half, the bf16 bits of the least magnitude whose code under
-// the half's step is at least j + 1.
+// Per 16-bit half, the bits (bf16 or fp16) of the least magnitude whose
+// code under the half's step is at least j + 1.
 struct E2m1Thresholds {
   uint32_t at_least[7];
 };
 
-// fp32 bits of (B_j -+ h_j) * step rounded toward +inf where the boundary
-// rounds up, toward -inf where it does not (the threshold's bf16 is taken
-// from them by e2m1_thresholds). step in [2^-80, 2^100].
-GG_HD uint32_t e2m1_boundary_bits(float step, int j) {
+// The least 16-bit code (kHalf: bf16 or fp16 bits) whose magnitude
+// reaches e2m1 boundary j under `step` (in [2^-80, 2^100]): at or above
+// (B_j - h_j) step where the boundary rounds up, above (B_j + h_j) step
+// where it does not. The bound is an fma rounded up (down), then rounded
+// up (down) to the 16-bit format; "above" is the code after the one at or
+// below. Codes saturate at inf, which no finite element reaches.
+template <gg_dtype kHalf>
+GG_HD uint32_t e2m1_threshold(float step, int j) {
+  static_assert(kHalf == GG_DTYPE_BF16 || kHalf == GG_DTYPE_FP16, "a 16-bit float input");
+  const bool up = e2m1_rounds_up(j);
 #if defined(__CUDA_ARCH__)
   const float offset = __fmul_rn(e2m1_half_ulp(j), step);  // exact: a power of two times a normal
-  return fmt::float_bits(e2m1_rounds_up(j) ? __fmaf_ru(e2m1_boundary(j), step, -offset)
-                                          : __fmaf_rd(e2m1_boundary(j), step, offset));
+  const float bound = up ? __fmaf_ru(e2m1_boundary(j), step, -offset)
+                         : __fmaf_rd(e2m1_boundary(j), step, offset);
+  if constexpr (kHalf == GG_DTYPE_BF16) {
+    const uint32_t bits = fmt::float_bits(bound);
+    return up ? (bits + 0xFFFFu) >> 16 : (bits >> 16) + 1u;
+  } else {
+    uint16_t code;
+    if (up) {
+      asm("cvt.rp.f16.f32 %0, %1;" : "=h"(code) : "f"(bound));
+    } else {
+      asm("cvt.rm.f16.f32 %0, %1;" : "=h"(code) : "f"(bound));
+    }
+    return up ? code : code + 1u;
+  }
 #else
   // (B -+ h) has at most 25 significant bits and step 24: exact in double.
-  const double exact = (static_cast<double>(e2m1_boundary(j)) +
-                        (e2m1_rounds_up(j) ? -1.0 : 1.0) * static_cast<double>(e2m1_half_ulp(j))) *
-                       static_cast<double>(step);
-  float rounded = static_cast<float>(exact);
-  if (e2m1_rounds_up(j) && static_cast<double>(rounded) < exact) rounded = nextafterf(rounded, INFINITY);
-  if (!e2m1_rounds_up(j) && static_cast<double>(rounded) > exact) rounded = nextafterf(rounded, 0.0f);
-  return fmt::float_bits(rounded);
+  const double exact =
+      (static_cast<double>(e2m1_boundary(j)) + (up ? -1.0 : 1.0) * static_cast<double>(e2m1_half_ulp(j))) *
+      static_cast<double>(step);
+  float bound = static_cast<float>(exact);
+  if (up && static_cast<double>(bound) < exact) bound = nextafterf(bound, INFINITY);
+  if (!up && static_cast<double>(bound) > exact) bound = nextafterf(bound, 0.0f);
+  uint32_t code = 0;
+  if constexpr (kHalf == GG_DTYPE_BF16) {
+    const uint32_t bits = fmt::float_bits(bound);
+    code = up ? (bits + 0xFFFFu) >> 16 : bits >> 16;
+  } else {
+    code = fmt::float_to_fp16(bound);
+    const float value = fmt::fp16_to_float(static_cast<uint16_t>(code));
+    if (up && value < bound) ++code;
+    if (!up && value > bound) --code;
+  }
+  return up ? code : code + 1u;
 #endif
 }
 
 // The thresholds of the low half under step_low and the high half under
-// step_high, both in [2^-80, 2^100] (a ScaleDivider's fast range). Up:
-// the least bf16 >= the bound, its fp32 bits rounded up to 16; down: the
-// bf16 just above the bound's truncation.
+// step_high, both in [2^-80, 2^100] (a ScaleDivider's fast range).
+template <gg_dtype kHalf>
 GG_HD E2m1Thresholds e2m1_thresholds(float step_low, float step_high) {
   E2m1Thresholds t;
   for (int j = 0; j < 7; ++j) {  // unrolled by the device compiler (seven constant steps)
-    const uint32_t low = e2m1_boundary_bits(step_low, j);
-    const uint32_t high = e2m1_boundary_bits(step_high, j);
-    if (e2m1_rounds_up(j)) {
-      t.at_least[j] = ((low + 0xFFFFu) >> 16) | ((high + 0xFFFFu) & 0xFFFF0000u);
-    } else {
-      t.at_least[j] = ((low >> 16) | (high & 0xFFFF0000u)) + 0x00010001u;
-    }
+    t.at_least[j] = e2m1_threshold<kHalf>(step_low, j) | e2m1_threshold<kHalf>(step_high, j) << 16;
   }
   return t;
 }
@@ -335,11 +358,12 @@ GG_HD uint32_t half_sign_masks(uint32_t v) {
 #endif
 }
 
-// The e2m1 codes of a pair of finite bf16 elements under their halves'
-// thresholds: the low element's at bits 0-3, the high one's at bits 16-19.
+// The e2m1 codes of a pair of finite bf16 or fp16 elements under their
+// halves' thresholds: the low element's at bits 0-3, the high one's at bits 16-19.
 // A binary search: code bit 2 from threshold 4, bit 1 from 6 or 2, bit 0
 // from 7, 5, 3 or 1, each comparison a guarded subtraction of the halves
-// (magnitudes up to 0x7F7F, thresholds up to 0x7F80: no borrow crosses).
+// (magnitudes up to 0x7F7F, thresholds up to inf, 0x7F80 or 0x7C00: no
+// borrow crosses).
 GG_HD uint32_t e2m1_pair_codes(uint32_t pair, const E2m1Thresholds& t) {
   const uint32_t guarded = pair | 0x80008000u;  // the magnitudes, bit 15 set
   const auto select = [](uint32_t mask, uint32_t a, uint32_t b) { return (a & mask) | (b & ~mask); };

@@ -28,7 +28,7 @@
 // Markstein's corrections, or the mxfp8 product, then the fp8 conversion
 // instruction or the e2m1 arithmetic; fp16 elements are widened by the
 // conversion instruction, exact for finite values), any other block the
-// exact ones; both give the reference's bits. bf16 elements under nvfp4
+// exact ones; both give the reference's bits. 16-bit elements under nvfp4
 // skip the division: a block's seven e2m1 thresholds, and a pair's two
 // codes by a binary search over them (element_encoders.h). A 128x128
 // block takes the tile's amax, reduced over the CTA.
@@ -121,14 +121,15 @@ __device__ void by_path(bool short_path, F&& f) {
   if (short_path) f(std::true_type{}); else f(std::false_type{});
 }
 
-// Whether a codec's short path codes bf16 pairs by thresholds
+// Whether a codec's short path codes 16-bit pairs by thresholds
 // (element_encoders.h) rather than element by element.
 template <gg_dtype kIn, class Codec>
-constexpr bool kPairThresholds = kIn == GG_DTYPE_BF16 && std::is_same_v<Codec, Nvfp4>;
+constexpr bool kPairThresholds =
+    (kIn == GG_DTYPE_BF16 || kIn == GG_DTYPE_FP16) && std::is_same_v<Codec, Nvfp4>;
 
 // Whether a run under `coder` whose amax is `amax` takes the short path.
 // Thresholds hold for every finite magnitude under a step in the divider's
-// fast range, so the bf16 nvfp4 path asks only that, and never forms the
+// fast range, so the nvfp4 pair path asks only that, and never forms the
 // reciprocal the division would take.
 template <gg_dtype kIn, class Codec>
 __device__ bool takes_short_path(const typename Codec::Coder& coder, float amax) {
@@ -139,17 +140,17 @@ __device__ bool takes_short_path(const typename Codec::Coder& coder, float amax)
   }
 }
 
-// A rowwise run of bf16 elements under nvfp4 by thresholds: kSpanChunks
+// A rowwise run of 16-bit elements under nvfp4 by thresholds: kSpanChunks
 // chunks of eight elements a block, a chunk's eight codes one word. A
 // pair's codes (nibbles at bits 0-3 and 16-19) are folded into its low
 // byte, and four pairs' bytes gathered by byte permutes.
-template <int kSpanChunks, int kRunChunks, int kSpans>
+template <gg_dtype kIn, int kSpanChunks, int kRunChunks, int kSpans>
 __device__ void row_codes_by_thresholds(const uint4 (&chunks)[kRunChunks],
                                         const ScaleDivider (&steps)[kSpans],
                                         uint32_t (&codes)[kRunChunks]) {
   E2m1Thresholds thresholds[kSpans];
 #pragma unroll
-  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds(steps[s].scale, steps[s].scale);
+  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds<kIn>(steps[s].scale, steps[s].scale);
 #pragma unroll
   for (int j = 0; j < kRunChunks; ++j) {
     const uint32_t pairs[4] = {chunks[j].x, chunks[j].y, chunks[j].z, chunks[j].w};
@@ -286,7 +287,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
     };
     if constexpr (kPairThresholds<kIn, Codec>) {
       if (short_path) {
-        row_codes_by_thresholds<kSpanChunks>(v, coders, codes);
+        row_codes_by_thresholds<kIn, kSpanChunks>(v, coders, codes);
       } else {
         code_elements(std::false_type{});
       }
@@ -353,17 +354,17 @@ struct ColumnRun {
   }
 };
 
-// A columnwise run of bf16 pairs under nvfp4 by thresholds, the two
+// A columnwise run of 16-bit pairs under nvfp4 by thresholds, the two
 // columns' in the halves: two tokens' pair codes make a byte of each
 // column (byte 0 and byte 2), and four such a word of each by byte
 // permutes.
-template <class Run, int kSpans, int kWords>
+template <gg_dtype kIn, class Run, int kSpans, int kWords>
 __device__ void column_codes_by_thresholds(const Run& run, const ScaleDivider (&steps)[2][kSpans],
                                            uint32_t (&codes)[2][kWords]) {
   static_assert(kSpans == 2 && kWords * 8 == kColumnTokens, "two blocks of 16 tokens, e2m1");
   E2m1Thresholds thresholds[kSpans];
 #pragma unroll
-  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds(steps[0][s].scale, steps[1][s].scale);
+  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds<kIn>(steps[0][s].scale, steps[1][s].scale);
 #pragma unroll
   for (int w = 0; w < kWords; ++w) {
     uint32_t bytes[4];
@@ -466,7 +467,7 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
   };
   if constexpr (kPairThresholds<kIn, Codec>) {
     if (short_path) {
-      column_codes_by_thresholds(run, coders, codes);
+      column_codes_by_thresholds<kIn>(run, coders, codes);
     } else {
       code_elements(std::false_type{});
     }
