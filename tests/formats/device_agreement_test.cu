@@ -267,13 +267,16 @@ TEST(DeviceAgreement, E2m1AndUe4m3EncodersOverEveryFp32) {
 }
 
 // Counts the pairs on which e2m1_pair_codes under the device thresholds
-// differs from the fmt:: rules: magnitude m (x), step blockIdx.y, as the
-// host test arranges them; `first` gets one low half's bits.
+// differs from the fmt:: rules (counts[0]) and the pairs compared
+// (counts[1]): magnitude m (x), step blockIdx.y, as the host test arranges
+// them; `first` gets one low half's bits.
 template <gg_dtype kHalf>
 __global__ void pair_codes_kernel(const float* steps, int step_count, uint32_t magnitudes,
-                                  unsigned long long* mismatches, uint32_t* first) {
+                                  unsigned long long* counts, uint32_t* first) {
   const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
   if (m >= magnitudes) return;
+  unsigned long long* mismatches = counts;
+  atomicAdd(counts + 1, 2ull);
   const float low_step = steps[blockIdx.y];
   const float high_step = steps[(blockIdx.y + 1) % static_cast<unsigned>(step_count)];
   for (uint32_t sign = 0; sign <= 0x8000u; sign += 0x8000u) {
@@ -290,27 +293,28 @@ template <gg_dtype kHalf>
 void check_device_pair_codes(uint32_t magnitudes) {
   const std::vector<float> steps = e2m1_threshold_steps();
   float* device_steps = nullptr;
-  unsigned long long* mismatches = nullptr;
+  unsigned long long* counts = nullptr;
   uint32_t* first = nullptr;
   GG_CUDA_OK(cudaMalloc(&device_steps, steps.size() * sizeof(float)));
-  GG_CUDA_OK(cudaMalloc(&mismatches, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMalloc(&counts, 2 * sizeof(*counts)));
   GG_CUDA_OK(cudaMalloc(&first, sizeof(*first)));
   GG_CUDA_OK(cudaMemcpy(device_steps, steps.data(), steps.size() * sizeof(float),
                         cudaMemcpyHostToDevice));
-  GG_CUDA_OK(cudaMemset(mismatches, 0, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMemset(counts, 0, 2 * sizeof(*counts)));
   GG_CUDA_OK(cudaMemset(first, 0, sizeof(*first)));
   const dim3 grid((magnitudes + 255) / 256, static_cast<unsigned>(steps.size()));
   pair_codes_kernel<kHalf><<<grid, 256>>>(device_steps, static_cast<int>(steps.size()), magnitudes,
-                                          mismatches, first);
+                                          counts, first);
   GG_CUDA_OK(cudaGetLastError());
-  unsigned long long count = 0;
+  unsigned long long host_counts[2] = {0, 0};
   uint32_t bits = 0;
-  GG_CUDA_OK(cudaMemcpy(&count, mismatches, sizeof(count), cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaMemcpy(host_counts, counts, sizeof(host_counts), cudaMemcpyDeviceToHost));
   GG_CUDA_OK(cudaMemcpy(&bits, first, sizeof(bits), cudaMemcpyDeviceToHost));
   GG_CUDA_OK(cudaFree(device_steps));
-  GG_CUDA_OK(cudaFree(mismatches));
+  GG_CUDA_OK(cudaFree(counts));
   GG_CUDA_OK(cudaFree(first));
-  EXPECT_EQ(count, 0u) << "e.g. low half bits " << std::hex << bits;
+  EXPECT_EQ(host_counts[1], 2ull * magnitudes * steps.size()) << "pairs compared";
+  EXPECT_EQ(host_counts[0], 0u) << "e.g. low half bits " << std::hex << bits;
 }
 
 TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
