@@ -224,7 +224,8 @@ GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
   namespace q = gg::quantize;
   const uint32_t b0 = gg::fmt::float_bits(x0), b1 = gg::fmt::float_bits(x1);
   const bool bf16 = ((b0 | b1) & 0xFFFFu) == 0;
-  if (bf16 && finite(x0) && finite(x1) && q::ScaleDivider(step0).fast && q::ScaleDivider(step1).fast) {
+  if (bf16 && finite(x0) && finite(x1) && q::ScaleDivider(step0).fast &&
+      q::ScaleDivider(step1).fast) {
     const uint32_t codes = e2m1_pair_codes_of<GG_DTYPE_BF16>(b0 >> 16, b1 >> 16, step0, step1);
     return (codes & 0xFu) | ((codes >> 16) & 0xFu) << 4;
   }

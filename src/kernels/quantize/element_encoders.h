@@ -265,7 +265,7 @@ GG_HD float ue4m3_value(uint32_t code) {
 #endif
 }
 
-// ---- nvfp4 for bf16 pairs by thresholds (see the top) ----
+// ---- nvfp4 for 16-bit pairs by thresholds (see the top) ----
 
 // The seven boundaries of e2m1 rounding: code j + 1 (and above) from
 // boundary j on, reached where it rounds up, else passed; half an fp32 ulp
@@ -315,9 +315,8 @@ GG_HD uint32_t e2m1_threshold(float step, int j) {
   }
 #else
   // (B -+ h) has at most 25 significant bits and step 24: exact in double.
-  const double exact =
-      (static_cast<double>(e2m1_boundary(j)) + (up ? -1.0 : 1.0) * static_cast<double>(e2m1_half_ulp(j))) *
-      static_cast<double>(step);
+  const double offset = (up ? -1.0 : 1.0) * static_cast<double>(e2m1_half_ulp(j));
+  const double exact = (static_cast<double>(e2m1_boundary(j)) + offset) * static_cast<double>(step);
   float bound = static_cast<float>(exact);
   if (up && static_cast<double>(bound) < exact) bound = nextafterf(bound, INFINITY);
   if (!up && static_cast<double>(bound) > exact) bound = nextafterf(bound, 0.0f);
@@ -359,20 +358,22 @@ GG_HD uint32_t half_sign_masks(uint32_t v) {
 }
 
 // The e2m1 codes of a pair of finite bf16 or fp16 elements under their
-// halves' thresholds: the low element's at bits 0-3, the high one's at bits 16-19.
-// A binary search: code bit 2 from threshold 4, bit 1 from 6 or 2, bit 0
-// from 7, 5, 3 or 1, each comparison a guarded subtraction of the halves
-// (magnitudes up to 0x7F7F, thresholds up to inf, 0x7F80 or 0x7C00: no
-// borrow crosses).
+// halves' thresholds: the low element's at bits 0-3, the high one's at
+// bits 16-19. A binary search: code bit 2 from the threshold of code 4,
+// bit 1 from that of code 6 or 2, bit 0 from that of 7, 5, 3 or 1, each
+// comparison a guarded subtraction of the halves (magnitudes up to 0x7F7F,
+// thresholds up to inf, 0x7F80 or 0x7C00: no borrow crosses).
 GG_HD uint32_t e2m1_pair_codes(uint32_t pair, const E2m1Thresholds& t) {
   const uint32_t guarded = pair | 0x80008000u;  // the magnitudes, bit 15 set
-  const auto select = [](uint32_t mask, uint32_t a, uint32_t b) { return (a & mask) | (b & ~mask); };
-  const uint32_t ge4 = half_sign_masks(guarded - t.at_least[3]);
-  const uint32_t ge2 = half_sign_masks(guarded - select(ge4, t.at_least[5], t.at_least[1]));
-  const uint32_t odd_threshold = select(ge4, select(ge2, t.at_least[6], t.at_least[4]),
-                                        select(ge2, t.at_least[2], t.at_least[0]));
-  const uint32_t ge1 = half_sign_masks(guarded - odd_threshold);
-  return (ge4 & 0x00040004u) | (ge2 & 0x00020002u) | (ge1 & 0x00010001u) |
+  const auto select = [](uint32_t mask, uint32_t a, uint32_t b) {
+    return (a & mask) | (b & ~mask);
+  };
+  const uint32_t bit2 = half_sign_masks(guarded - t.at_least[3]);
+  const uint32_t bit1 = half_sign_masks(guarded - select(bit2, t.at_least[5], t.at_least[1]));
+  const uint32_t odd_threshold = select(bit2, select(bit1, t.at_least[6], t.at_least[4]),
+                                        select(bit1, t.at_least[2], t.at_least[0]));
+  const uint32_t bit0 = half_sign_masks(guarded - odd_threshold);
+  return (bit2 & 0x00040004u) | (bit1 & 0x00020002u) | (bit0 & 0x00010001u) |
          (half_sign_masks(pair) & 0x00080008u);
 }
 

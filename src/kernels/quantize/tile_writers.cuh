@@ -150,7 +150,9 @@ __device__ void row_codes_by_thresholds(const uint4 (&chunks)[kRunChunks],
                                         uint32_t (&codes)[kRunChunks]) {
   E2m1Thresholds thresholds[kSpans];
 #pragma unroll
-  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds<kIn>(steps[s].scale, steps[s].scale);
+  for (int s = 0; s < kSpans; ++s) {
+    thresholds[s] = e2m1_thresholds<kIn>(steps[s].scale, steps[s].scale);
+  }
 #pragma unroll
   for (int j = 0; j < kRunChunks; ++j) {
     const uint32_t pairs[4] = {chunks[j].x, chunks[j].y, chunks[j].z, chunks[j].w};
@@ -364,7 +366,9 @@ __device__ void column_codes_by_thresholds(const Run& run, const ScaleDivider (&
   static_assert(kSpans == 2 && kWords * 8 == kColumnTokens, "two blocks of 16 tokens, e2m1");
   E2m1Thresholds thresholds[kSpans];
 #pragma unroll
-  for (int s = 0; s < kSpans; ++s) thresholds[s] = e2m1_thresholds<kIn>(steps[0][s].scale, steps[1][s].scale);
+  for (int s = 0; s < kSpans; ++s) {
+    thresholds[s] = e2m1_thresholds<kIn>(steps[0][s].scale, steps[1][s].scale);
+  }
 #pragma unroll
   for (int w = 0; w < kWords; ++w) {
     uint32_t bytes[4];
@@ -372,7 +376,8 @@ __device__ void column_codes_by_thresholds(const Run& run, const ScaleDivider (&
     for (int i = 0; i < 4; ++i) {
       const int token = 8 * w + 2 * i;
       const E2m1Thresholds& block = thresholds[token / 16];
-      bytes[i] = e2m1_pair_codes(run.at(token), block) + (e2m1_pair_codes(run.at(token + 1), block) << 4);
+      bytes[i] = e2m1_pair_codes(run.at(token), block) +
+                 (e2m1_pair_codes(run.at(token + 1), block) << 4);
     }
     const uint32_t low = __byte_perm(bytes[0], bytes[1], 0x6240);
     const uint32_t high = __byte_perm(bytes[2], bytes[3], 0x6240);
