@@ -5,7 +5,7 @@
 //   columnwise: a thread takes two adjacent K columns (one 32-bit word of a
 //               16-bit input) of 32 tokens, so that a warp's shared-memory
 //               reads are 128 bytes of one row. It keeps the column amaxes
-//               of its 16- and 32-token blocks (decision_max: a SIMD max,
+//               of its 16- and 32-token blocks (decision_max: SIMD maxes,
 //               two columns in one instruction); a 1x128 block combines the
 //               four chunks of its column through shared memory. It codes
 //               each column into a staging buffer of code rows (one per K
@@ -53,23 +53,53 @@
 
 namespace gg::quantize {
 
-// The running magnitude max of a block decision, which reads only the
-// largest magnitude and whether it is NaN, never a NaN's payload. On sm_86+
-// a bf16 pair takes one max.NaN.xorsign.abs (NaN comes out canonical, and
-// the sign bits are garbage until In::magnitude clears them once at the
-// end), where In::max of the magnitudes takes two instructions.
+// The magnitude max behind a block decision, which reads only the largest
+// magnitude and whether it is NaN, never a NaN's payload. On sm_86+ a pair
+// of 16-bit values takes one max.NaN.xorsign.abs (NaN comes out canonical,
+// and the sign bits are garbage until In::magnitude clears them once at the
+// end), where In::max of the magnitudes takes two instructions. A leaf is
+// a raw pair, a join the max of two leaves or joins.
 template <gg_dtype kIn>
-__device__ typename InputType<kIn>::Mag decision_max(typename InputType<kIn>::Mag m,
-                                                     typename InputType<kIn>::Pair p) {
+__device__ typename InputType<kIn>::Mag decision_leaf(typename InputType<kIn>::Pair p) {
   using In = InputType<kIn>;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 860
-  if constexpr (kIn == GG_DTYPE_BF16) {
+  if constexpr (kIn != GG_DTYPE_FP32) return p;
+#endif
+  return In::magnitude(p);
+}
+template <gg_dtype kIn>
+__device__ typename InputType<kIn>::Mag decision_join(typename InputType<kIn>::Mag a,
+                                                      typename InputType<kIn>::Mag b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 860
+  if constexpr (kIn != GG_DTYPE_FP32) {
     uint32_t out;
-    asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;" : "=r"(out) : "r"(m), "r"(p));
+    if constexpr (kIn == GG_DTYPE_BF16) {
+      asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
+    } else {
+      asm("max.NaN.xorsign.abs.f16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
+    }
     return out;
   }
 #endif
-  return In::max(m, In::magnitude(p));
+  return InputType<kIn>::max(a, b);
+}
+
+// The decision max of pairs[kFirst .. kFirst + kCount), its sign bits
+// cleared, taken as a tree: as many instructions as a running max, but a
+// dependency chain log2(kCount) deep instead of kCount.
+template <gg_dtype kIn, int kFirst, int kCount>
+__device__ typename InputType<kIn>::Mag decision_tree(const typename InputType<kIn>::Pair* pairs) {
+  if constexpr (kCount == 1) {
+    return decision_leaf<kIn>(pairs[kFirst]);
+  } else {
+    constexpr int kHalf = kCount / 2;
+    return decision_join<kIn>(decision_tree<kIn, kFirst, kHalf>(pairs),
+                              decision_tree<kIn, kFirst + kHalf, kCount - kHalf>(pairs));
+  }
+}
+template <gg_dtype kIn, int kFirst, int kCount>
+__device__ typename InputType<kIn>::Mag decision_max(const typename InputType<kIn>::Pair* pairs) {
+  return InputType<kIn>::magnitude(decision_tree<kIn, kFirst, kCount>(pairs));
 }
 
 constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
@@ -241,15 +271,9 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
     uint32_t amax[kSpans];
 #pragma unroll
     for (int s = 0; s < kSpans; ++s) {
-      typename In::Mag m = In::zero();
-#pragma unroll
-      for (int j = 0; j < kSpanChunks; ++j) {
-        typename In::Pair pairs[Shape::kPairsPerVec];
-        memcpy(pairs, &v[s * kSpanChunks + j], sizeof pairs);
-#pragma unroll
-        for (int i = 0; i < Shape::kPairsPerVec; ++i) m = decision_max<kIn>(m, pairs[i]);
-      }
-      amax[s] = max_bits<kIn>(In::magnitude(m));
+      typename In::Pair pairs[kSpanChunks * Shape::kPairsPerVec];
+      memcpy(pairs, &v[s * kSpanChunks], sizeof pairs);
+      amax[s] = max_bits<kIn>(decision_max<kIn, 0, kSpanChunks * Shape::kPairsPerVec>(pairs));
     }
 #pragma unroll
     for (int d = kWarpRows; d < kBlockRuns * kWarpRows; d *= 2) {
@@ -329,12 +353,11 @@ struct ColumnRun {
             (pair % kPairsPerChunk) * static_cast<uint32_t>(sizeof(Pair));
     half[0] = half[1] = In::zero();
     if (!live) return;
+    Pair pairs[kColumnTokens];
 #pragma unroll
-    for (int i = 0; i < kColumnTokens; ++i) {
-      half[i / 16] = decision_max<kIn>(half[i / 16], at(i));
-    }
-    half[0] = In::magnitude(half[0]);
-    half[1] = In::magnitude(half[1]);
+    for (int i = 0; i < kColumnTokens; ++i) pairs[i] = at(i);
+    half[0] = decision_max<kIn, 0, 16>(pairs);
+    half[1] = decision_max<kIn, 16, 16>(pairs);
   }
   __device__ Pair at(int token) const {
     const uint32_t address = (first ^ ((token % 8) << 4)) + token * 128;
