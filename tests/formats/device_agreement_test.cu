@@ -17,7 +17,9 @@
 // every fp32 pattern and every code; the e2m1 codes of 16-bit pairs by
 // thresholds (fmas and conversions rounded up and down on the device)
 // against the fmt:: rules run on the device, over every finite bf16 and
-// fp16 magnitude under 1600 steps.
+// fp16 magnitude under 1600 steps; the conversion instruction that widens
+// fp16 block maxes for the quantizer's scale decisions against the
+// reference's decoder, over every 16-bit pattern.
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <gtest/gtest.h>
@@ -31,6 +33,7 @@
 #include "formats/block_quant.h"
 #include "formats/codecs.h"
 #include "formats/encoder_inputs.h"
+#include "kernels/quantize/tile_io.cuh"
 
 namespace gg_test {
 namespace {
@@ -324,6 +327,44 @@ TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
   }
   check_device_pair_codes<GG_DTYPE_BF16>(kFiniteBf16Magnitudes);
   check_device_pair_codes<GG_DTYPE_FP16>(kFiniteFp16Magnitudes);
+}
+
+// The fp32 bits of every 16-bit pattern as the quantizer's block decisions
+// widen fp16 maxes (tile_writers.cuh's decision_bits).
+__global__ void widen_fp16_kernel(uint32_t* out) {
+  const uint32_t pattern = blockIdx.x * blockDim.x + threadIdx.x;
+  out[pattern] = bits_of_float(gg::quantize::InputType<GG_DTYPE_FP16>::convert(pattern));
+}
+
+TEST(DeviceAgreement, Fp16DecisionWideningOverEvery16BitPattern) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  constexpr uint32_t kPatterns = 1u << 16;
+  uint32_t* device_bits = nullptr;
+  GG_CUDA_OK(cudaMalloc(&device_bits, kPatterns * sizeof(uint32_t)));
+  widen_fp16_kernel<<<kPatterns / 256, 256>>>(device_bits);
+  GG_CUDA_OK(cudaGetLastError());
+  std::vector<uint32_t> bits(kPatterns);
+  GG_CUDA_OK(cudaMemcpy(bits.data(), device_bits, kPatterns * sizeof(uint32_t),
+                        cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaFree(device_bits));
+  // The reference's bits for every finite value and inf; a NaN (whose
+  // payload the decoder keeps) a NaN of either payload.
+  uint32_t nans = 0;
+  for (uint32_t pattern = 0; pattern < kPatterns; ++pattern) {
+    const float reference = gg::fmt::fp16_to_float(static_cast<uint16_t>(pattern));
+    float widened;
+    memcpy(&widened, &bits[pattern], sizeof(widened));
+    if (isnan(reference)) {
+      ++nans;
+      EXPECT_TRUE(isnan(widened)) << "pattern " << std::hex << pattern;
+    } else {
+      ASSERT_EQ(bits[pattern], bits_of_float(reference)) << "pattern " << std::hex << pattern;
+    }
+  }
+  EXPECT_EQ(nans, 2u * 1023u) << "every fp16 NaN pattern compared";
 }
 
 }  // namespace

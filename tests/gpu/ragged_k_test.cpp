@@ -131,6 +131,61 @@ TEST_P(RaggedK, SmallClusterPairs) {
   }
 }
 
+TEST_P(RaggedK, AccumulatesAtEdgeSizes) {
+  // beta = 1 at edge sizes: on sm90 with an fp32 output, the accumulators
+  // start at the old output, loaded before the mainloop, and empty groups
+  // must still come out as their old output. P = 136 leaves the second
+  // consumer of the last m-tile no rows, Q = 264 ends in a partial tile;
+  // Q = 70 (rows of 280 bytes, padded to 288) is no TMA output and ends in a
+  // partial 8-column block. Per-group alphas other than 1 take the usual
+  // epilogue, and per-group betas of 0 must not read the old output (it
+  // holds poison).
+  std::mt19937_64 rng = test_rng("accumulate");
+  struct Case {
+    const char* name;
+    int64_t m;
+    int64_t p;
+    int64_t q;
+    int64_t padding;  // every operand row's, keeping rows 16-byte multiples
+    std::vector<int64_t> sizes;
+  };
+  const std::vector<Case> cases = {
+      {"tile edges", 1200, 136, 264, 0, cyclic_sizes(12, {63, 64, 65, 127, 128, 129})},
+      {"ones and zeros", 40, 136, 264, 0, cyclic_sizes(48, {1, 0, 2, 0})},
+      {"one hot", 1024, 136, 264, 0, one_hot_sizes(16, 1000, 5)},
+      {"all empty", 256, 136, 264, 0, std::vector<int64_t>(8, 0)},
+      {"below capacity, unaligned", 1001, 136, 264, 0, cyclic_sizes(12, {13, 7, 31, 1, 0, 99})},
+      {"G=1", 333, 136, 264, 0, {250}},
+      {"G=256", 4096, 136, 72, 0, random_sizes(256, 4000, rng)},
+      {"rows of 280 bytes", 510, 134, 70, 2, random_sizes(8, 480, rng)},
+  };
+  for (const Case& c : cases) {
+    for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      GemmSpec s = spec(std::string(c.name) + " lhs " + layout_name(layout) + " rhs " +
+                        layout_name(layout));
+      s.lhs_layout = layout;
+      s.rhs_layout = layout;
+      s.m = c.m;
+      if (layout == GG_LAYOUT_T) s.m = (c.m + c.padding + 7) / 8 * 8 - c.padding;  // token rows
+      s.k = c.p;
+      s.n = c.q;
+      s.padding = c.padding;
+      s.sizes = c.sizes;
+      s.beta.value = 1.0f;
+      run_and_check(s, path(), stream());
+    }
+  }
+  GemmSpec s = spec("per-group betas with zeros");
+  s.m = 520;
+  s.k = 136;
+  s.n = 264;
+  s.sizes = {0, 100, 37, 0, 200, 1, 0, 150};
+  // Groups 0 (empty) and 5 start from their old output (alpha 1, beta != 0).
+  s.alpha.per_group = {1.0f, -1.0f, 2.0f, 0.25f, 1.0f, 1.0f, 1.5f, 3.0f};
+  s.beta.per_group = {2.0f, 0.0f, -0.5f, 0.0f, 0.0f, 1.0f, 0.75f, 0.0f};
+  run_and_check(s, path(), stream());
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, RaggedK, all_path_dtypes(), ParamName());
 
 }  // namespace

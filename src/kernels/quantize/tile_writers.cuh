@@ -31,7 +31,9 @@
 // exact ones; both give the reference's bits. 16-bit elements under nvfp4
 // skip the division: a block's seven e2m1 thresholds, and a pair's two
 // codes by a binary search over them (element_encoders.h). A 128x128
-// block takes the tile's amax, reduced over the CTA.
+// block takes the tile's amax, reduced over the CTA. Block decisions read
+// their maxes as fp32 bits: fp16 ones widened by the conversion instruction
+// (decision_bits), not the reference's software decoder.
 //
 // A staged tile (laid out by tile_chunk, 128-byte aligned) must read as
 // zero from its last valid row up to the next multiple of 32 (the
@@ -100,6 +102,25 @@ __device__ typename InputType<kIn>::Mag decision_tree(const typename InputType<k
 template <gg_dtype kIn, int kFirst, int kCount>
 __device__ typename InputType<kIn>::Mag decision_max(const typename InputType<kIn>::Pair* pairs) {
   return InputType<kIn>::magnitude(decision_tree<kIn, kFirst, kCount>(pairs));
+}
+
+// fp32 bits of the low (kHigh false) or high magnitude of a decision max,
+// as In::low_bits and high_bits give them, but fp16 by the conversion
+// instruction (one instruction where the reference's decoder, which keeps
+// NaN payloads, takes a dozen): the same bits for every finite value and
+// inf, and a NaN still a NaN, whose payload no block decision reads.
+template <gg_dtype kIn, bool kHigh>
+__device__ uint32_t decision_bits(typename InputType<kIn>::Mag m) {
+  using In = InputType<kIn>;
+  if constexpr (kIn == GG_DTYPE_FP16) {
+    return fmt::float_bits(In::convert(kHigh ? m >> 16 : m & 0xFFFFu));
+  } else {
+    return kHigh ? In::high_bits(m) : In::low_bits(m);
+  }
+}
+template <gg_dtype kIn>
+__device__ uint32_t decision_max_bits(typename InputType<kIn>::Mag m) {
+  return max(decision_bits<kIn, false>(m), decision_bits<kIn, true>(m));
 }
 
 constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
@@ -273,7 +294,8 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
     for (int s = 0; s < kSpans; ++s) {
       typename In::Pair pairs[kSpanChunks * Shape::kPairsPerVec];
       memcpy(pairs, &v[s * kSpanChunks], sizeof pairs);
-      amax[s] = max_bits<kIn>(decision_max<kIn, 0, kSpanChunks * Shape::kPairsPerVec>(pairs));
+      amax[s] = decision_max_bits<kIn>(
+          decision_max<kIn, 0, kSpanChunks * Shape::kPairsPerVec>(pairs));
     }
 #pragma unroll
     for (int d = kWarpRows; d < kBlockRuns * kWarpRows; d *= 2) {
@@ -375,7 +397,7 @@ struct ColumnRun {
   }
   // fp32 bits of column h's amax over the tokens 16 s .. 16 s + 15.
   __device__ uint32_t amax_bits(int h, int s) const {
-    return h ? In::high_bits(half[s]) : In::low_bits(half[s]);
+    return h ? decision_bits<kIn, true>(half[s]) : decision_bits<kIn, false>(half[s]);
   }
 };
 
