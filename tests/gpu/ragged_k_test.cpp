@@ -14,6 +14,8 @@
 namespace gg::test {
 namespace {
 
+const char* layout_name(gg_layout layout) { return layout == GG_LAYOUT_T ? "T" : "N"; }
+
 class RaggedK : public PathDtypeTest {
  protected:
   GemmSpec spec(std::string name) const {
@@ -24,9 +26,15 @@ class RaggedK : public PathDtypeTest {
     s.out = out();
     return s;
   }
-};
 
-const char* layout_name(gg_layout layout) { return layout == GG_LAYOUT_T ? "T" : "N"; }
+  // `name`, with lhs and rhs both stored `layout`.
+  GemmSpec spec(const std::string& name, gg_layout layout) const {
+    GemmSpec s = spec(name + " lhs " + layout_name(layout) + " rhs " + layout_name(layout));
+    s.lhs_layout = layout;
+    s.rhs_layout = layout;
+    return s;
+  }
+};
 
 TEST_P(RaggedK, Layouts) {
   for (gg_layout lhs : {GG_LAYOUT_N, GG_LAYOUT_T}) {
@@ -114,10 +122,7 @@ TEST_P(RaggedK, SmallClusterPairs) {
   };
   for (const Case& c : cases) {
     for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
-      GemmSpec s = spec(std::string(c.name) + " lhs " + layout_name(layout) + " rhs " +
-                        layout_name(layout));
-      s.lhs_layout = layout;
-      s.rhs_layout = layout;
+      GemmSpec s = spec(c.name, layout);
       s.m = 2104;  // 526 tokens per group; transposed copies keep 16-byte rows
       s.k = c.p;
       s.n = 264;
@@ -161,10 +166,7 @@ TEST_P(RaggedK, AccumulatesAtEdgeSizes) {
   };
   for (const Case& c : cases) {
     for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
-      GemmSpec s = spec(std::string(c.name) + " lhs " + layout_name(layout) + " rhs " +
-                        layout_name(layout));
-      s.lhs_layout = layout;
-      s.rhs_layout = layout;
+      GemmSpec s = spec(c.name, layout);
       s.m = c.m;
       if (layout == GG_LAYOUT_T) s.m = (c.m + c.padding + 7) / 8 * 8 - c.padding;  // token rows
       s.k = c.p;
