@@ -106,9 +106,9 @@ __device__ typename InputType<kIn>::Mag decision_max(const typename InputType<kI
 
 // fp32 bits of the low (kHigh false) or high magnitude of a decision max,
 // as In::low_bits and high_bits give them, but fp16 by the conversion
-// instruction (one instruction where the reference's decoder, which keeps
-// NaN payloads, takes a dozen): the same bits for every finite value and
-// inf, and a NaN still a NaN, whose payload no block decision reads.
+// instruction rather than the reference's generic minifloat decoder (which
+// keeps NaN payloads): the same bits for every finite value and inf, and a
+// NaN still a NaN, whose payload no block decision reads.
 template <gg_dtype kIn, bool kHigh>
 __device__ uint32_t decision_bits(typename InputType<kIn>::Mag m) {
   using In = InputType<kIn>;
