@@ -37,7 +37,7 @@ class BadSizes : public PathTest<gg_path> {
     s.rhs_layout = GG_LAYOUT_N;
     s.out = GG_DTYPE_FP32;
     run_and_check(s, path(), stream());
-    // Accumulating (on sm90 with an fp32 output, from the accumulators' start).
+    // Accumulating into the fp32 output (beta = 1), as into a main grad.
     s.beta.value = 1.0f;
     run_and_check(s, path(), stream());
   }

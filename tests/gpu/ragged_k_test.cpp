@@ -137,14 +137,12 @@ TEST_P(RaggedK, SmallClusterPairs) {
 }
 
 TEST_P(RaggedK, AccumulatesAtEdgeSizes) {
-  // beta = 1 at edge sizes: on sm90 with an fp32 output, the accumulators
-  // start at the old output, loaded before the mainloop, and empty groups
-  // must still come out as their old output. P = 136 leaves the second
-  // consumer of the last m-tile no rows, Q = 264 ends in a partial tile;
-  // Q = 70 (rows of 280 bytes, padded to 288) is no TMA output and ends in a
-  // partial 8-column block. Per-group alphas other than 1 take the usual
-  // epilogue, and per-group betas of 0 must not read the old output (it
-  // holds poison).
+  // beta = 1 at edge sizes, as into a main grad: every group's old output
+  // is read and added, and empty groups must come out as their old output.
+  // P = 136 leaves the second consumer of the last m-tile no rows, Q = 264
+  // ends in a partial tile; Q = 70 (rows of 280 bytes, padded to 288) is no
+  // TMA output and ends in a partial 8-column block. Per-group betas of 0
+  // must not read the old output (it holds poison).
   std::mt19937_64 rng = test_rng("accumulate");
   struct Case {
     const char* name;
@@ -182,7 +180,7 @@ TEST_P(RaggedK, AccumulatesAtEdgeSizes) {
   s.k = 136;
   s.n = 264;
   s.sizes = {0, 100, 37, 0, 200, 1, 0, 150};
-  // Groups 0 (empty) and 5 start from their old output (alpha 1, beta != 0).
+  // Group 0 is empty with beta 2: its output doubles.
   s.alpha.per_group = {1.0f, -1.0f, 2.0f, 0.25f, 1.0f, 1.0f, 1.5f, 3.0f};
   s.beta.per_group = {2.0f, 0.0f, -0.5f, 0.0f, 0.0f, 1.0f, 0.75f, 0.0f};
   run_and_check(s, path(), stream());
