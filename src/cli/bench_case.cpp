@@ -15,6 +15,7 @@ Problem bench_problem(const BenchCase& bench_case) {
                                   up_projection_n(preset), up_projection_k(preset), preset.experts);
   problem.out_dtype = bench_case.output.dtype;
   problem.beta = bench_case.output.beta;
+  problem.per_expert = bench_case.per_expert;
   return problem;
 }
 

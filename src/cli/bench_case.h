@@ -27,9 +27,10 @@ struct BenchCase {
   Routing routing;
   ModelOp op;
   Output output;
+  bool per_expert = false;  // the weights (or weight gradients) as G separate matrices
 };
 
-// bf16 in, the case's output, alpha 1, no bias; rows = tokens * top_k.
+// bf16 in, the case's output and weights, alpha 1, no bias; rows = tokens * top_k.
 Problem bench_problem(const BenchCase& bench_case);
 // Fixed seed: every run and every op of a case sees the same sizes.
 std::vector<int64_t> bench_sizes(const BenchCase& bench_case);

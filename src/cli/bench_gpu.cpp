@@ -17,6 +17,7 @@ namespace gg::cli {
 struct GpuBench::Buffers {
   struct Copy {
     DeviceBuffer lhs, rhs, out;
+    DeviceBuffer expert_pointers;  // per-expert problems: into rhs or out
   };
   DeviceBuffer sizes;
   std::vector<Copy> copies;
@@ -89,7 +90,7 @@ BenchRow GpuBench::run(const BenchCase& bench_case) {
   buffers.sizes.upload(index.data(), index.size());
   for (size_t c = 0; c < copies; ++c) {
     buffers.copies.push_back(
-        {DeviceBuffer(lhs_bytes), DeviceBuffer(rhs_bytes), DeviceBuffer(out_bytes)});
+        {DeviceBuffer(lhs_bytes), DeviceBuffer(rhs_bytes), DeviceBuffer(out_bytes), DeviceBuffer()});
     Buffers::Copy& copy = buffers.copies.back();
     fill_random(copy.lhs, problem.input_dtype, 2 * c + 1, stream);
     fill_random(copy.rhs, problem.input_dtype, 2 * c + 2, stream);
@@ -100,6 +101,12 @@ BenchRow GpuBench::run(const BenchCase& bench_case) {
     data.out = copy.out.data();
     data.sizes = buffers.sizes.data();
     data.index_type = GG_INDEX_INT32;
+    if (problem.per_expert) {
+      const std::vector<uint64_t> addresses = expert_addresses(problem, data);
+      copy.expert_pointers = DeviceBuffer(addresses.size() * sizeof addresses[0]);
+      copy.expert_pointers.upload(addresses.data(), copy.expert_pointers.bytes());
+      data.expert_pointers = copy.expert_pointers.data();
+    }
     buffers.data.push_back(data);
   }
 

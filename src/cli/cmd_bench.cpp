@@ -26,6 +26,7 @@ namespace {
 const std::vector<OptionSpec> kBenchOptions = {
     {"preset", true}, {"tokens", true}, {"routing", true}, {"ops", true}, {"out", true},
     {"beta", true},   {"iters", true},  {"json", false},  {"path", true},
+    {"weights", true},
 };
 
 const std::vector<Name<ModelOp>> kBenchOps = {
@@ -43,6 +44,7 @@ struct BenchRequest {
   std::vector<Routing> routings;
   std::vector<ModelOp> ops;
   Output output;
+  bool per_expert = false;
   int iters = 0;  // 0: the mode's default
   bool json = false;
   gg_path path = GG_PATH_AUTO;  // our GPU path
@@ -76,6 +78,7 @@ BenchRequest parse_request(const std::vector<std::string>& words) {
   }
   request.output.dtype = options.choice("out", kOutputDtypeNames, GG_DTYPE_BF16);
   request.output.beta = options.real("beta", 0.0);
+  request.per_expert = options.choice("weights", kWeightsNames, false);
   request.iters = static_cast<int>(options.integer("iters", 0, 1, 100000));
   request.json = options.has("json");
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
@@ -90,7 +93,7 @@ std::vector<BenchCase> make_cases(const std::vector<const MoePreset*>& presets,
     for (const int64_t count : tokens) {
       for (const Routing routing : request.routings) {
         for (const ModelOp op : request.ops) {
-          cases.push_back({preset, count, routing, op, request.output});
+          cases.push_back({preset, count, routing, op, request.output, request.per_expert});
         }
       }
     }
@@ -128,6 +131,7 @@ int run_bench(const std::vector<std::string>& words) {
   BenchReport report;
   report.output = name_of(kOutputDtypeNames, request.output.dtype);
   report.beta = request.output.beta;
+  report.weights = name_of(kWeightsNames, request.per_expert);
   if (devices.empty()) {
     std::fprintf(stderr, "no CUDA device (%s): running the CPU reference on a small preset\n",
                  why_not.c_str());

@@ -29,7 +29,7 @@ const std::vector<OptionSpec> kVerifyOptions = {
     {"tokens", true},  {"n", true},          {"k", true},          {"groups", true},
     {"routing", true}, {"lhs-layout", true}, {"rhs-layout", true}, {"path", true},
     {"alpha", true},   {"beta", true},       {"bias", false},      {"seed", true},
-    {"tail", true},    {"index", true},
+    {"tail", true},    {"index", true},      {"weights", true},
 };
 
 const std::vector<Name<gg_index_type>> kIndexNames = {{"int32", GG_INDEX_INT32},
@@ -73,6 +73,7 @@ VerifyRequest parse_request(const std::vector<std::string>& words) {
   problem.alpha = options.real("alpha", 1.0);
   problem.beta = options.real("beta", 0.0);
   problem.bias = options.has("bias");
+  problem.per_expert = options.choice("weights", kWeightsNames, false);
   // fprop, dgrad and wgrad fix their layouts; ragged-M's lhs is always [M, K].
   if (options.has("rhs-layout") && request.op != ModelOp::kRaggedM &&
       request.op != ModelOp::kRaggedK) {
@@ -97,12 +98,12 @@ void print_problem(const VerifyRequest& request, const std::vector<int64_t>& siz
               static_cast<long long>(problem.rows), name_of(kRoutingNames, request.routing),
               static_cast<unsigned long long>(request.seed));
   std::printf(
-      "          %s %lld, %s %lld, lhs %s, rhs %s, %s -> %s, alpha %g, beta %g, %s\n",
+      "          %s %lld, %s %lld, lhs %s, rhs %s, %s -> %s, alpha %g, beta %g, %s, %s weights\n",
       ragged_m ? "K" : "P", static_cast<long long>(problem.lhs_cols), ragged_m ? "N" : "Q",
       static_cast<long long>(problem.rhs_cols), problem.lhs_layout == GG_LAYOUT_N ? "n" : "t",
       problem.rhs_layout == GG_LAYOUT_N ? "n" : "t", name_of(kInputDtypeNames, problem.input_dtype),
       name_of(kOutputDtypeNames, problem.out_dtype), problem.alpha, problem.beta,
-      problem.bias ? "bias" : "no bias");
+      problem.bias ? "bias" : "no bias", name_of(kWeightsNames, problem.per_expert));
   if (sizes.size() <= kSizesPrinted) {
     std::printf("sizes    ");
     for (const int64_t size : sizes) std::printf(" %lld", static_cast<long long>(size));

@@ -46,6 +46,11 @@ PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
   data.index_type = index_type;
   data.lhs_scale = static_cast<float*>(lhs_scale_.data());
   data.rhs_scale = static_cast<float*>(rhs_scale_.data());
+  if (problem.per_expert) {
+    const std::vector<uint64_t> addresses = expert_addresses(problem, data);
+    expert_pointers_ = Block(addresses.data(), addresses.size() * sizeof addresses[0], on_device);
+    data.expert_pointers = expert_pointers_.data();
+  }
   desc_ = make_desc(problem, data, path);
 
   check_gg(gg_grouped_gemm_workspace_size(&desc_, &workspace_bytes_),

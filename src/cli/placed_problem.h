@@ -41,7 +41,7 @@ class PlacedProblem {
   };
 
   gg_path path_;
-  Block lhs_, rhs_, out_, bias_, sizes_, lhs_scale_, rhs_scale_, workspace_;
+  Block lhs_, rhs_, out_, bias_, sizes_, lhs_scale_, rhs_scale_, expert_pointers_, workspace_;
   size_t workspace_bytes_ = 0;
   gg_gemm_desc desc_;
 };

@@ -21,6 +21,8 @@ const std::vector<Name<gg_path>> kPathNames = {{"auto", GG_PATH_AUTO},
                                                {"portable", GG_PATH_PORTABLE},
                                                {"sm90", GG_PATH_SM90}};
 
+const std::vector<Name<bool>> kWeightsNames = {{"stacked", false}, {"per-expert", true}};
+
 Problem model_problem(ModelOp op, int64_t rows, int64_t n, int64_t k, int32_t groups) {
   Problem problem;
   problem.groups = groups;
@@ -107,12 +109,30 @@ gg_gemm_desc make_desc(const Problem& problem, const ProblemData& data, gg_path 
     desc.bias =
         tensor_view(bias_matrices(problem), GG_LAYOUT_N, problem.out_dtype, data.bias, nullptr);
   }
+  if (problem.per_expert) {
+    gg_tensor& matrices = problem.op == GG_OP_RAGGED_M ? desc.rhs : desc.out;
+    matrices.data = data.expert_pointers;
+    matrices.flags |= GG_TENSOR_POINTER_ARRAY;
+  }
   desc.lhs_layout = problem.lhs_layout;
   desc.rhs_layout = problem.rhs_layout;
   desc.alpha.value = static_cast<float>(problem.alpha);
   desc.beta.value = static_cast<float>(problem.beta);
   desc.path = path;
   return desc;
+}
+
+std::vector<uint64_t> expert_addresses(const Problem& problem, const ProblemData& data) {
+  const bool ragged_m = problem.op == GG_OP_RAGGED_M;
+  const MatrixSet set = ragged_m ? rhs_matrices(problem) : out_matrices(problem);
+  const auto bytes = static_cast<uint64_t>(
+      element_bytes(ragged_m ? problem.input_dtype : problem.out_dtype));
+  const auto base = reinterpret_cast<uint64_t>(ragged_m ? data.rhs : data.out);
+  std::vector<uint64_t> addresses(static_cast<size_t>(set.count));
+  for (int64_t g = 0; g < set.count; ++g) {
+    addresses[static_cast<size_t>(g)] = base + static_cast<uint64_t>(g * set.rows * set.cols) * bytes;
+  }
+  return addresses;
 }
 
 std::vector<uint8_t> index_bytes(const std::vector<int64_t>& sizes, gg_index_type type) {

@@ -40,7 +40,12 @@ struct Problem {
   double alpha = 1.0;
   double beta = 0.0;
   bool bias = false;  // ragged-M only
+  // Per-expert matrices: ragged-M rhs or ragged-K out given as a device
+  // array of G pointers (GG_TENSOR_POINTER_ARRAY) instead of one stacked tensor.
+  bool per_expert = false;
 };
+
+extern const std::vector<Name<bool>> kWeightsNames;  // --weights: stacked, per-expert
 
 // The API problem of a model op on M rows. Model dims: Y[M, n] = X[M, k] W[g]ᵀ.
 Problem model_problem(ModelOp op, int64_t rows, int64_t n, int64_t k, int32_t groups);
@@ -74,7 +79,13 @@ struct ProblemData {
   gg_index_type index_type = GG_INDEX_INT32;
   float* lhs_scale = nullptr;
   float* rhs_scale = nullptr;
+  void* expert_pointers = nullptr;  // per_expert: the array of G matrix addresses
 };
+
+// The addresses of the G matrices of a per-expert problem's per-group
+// operand (rhs of ragged-M, out of ragged-K), inside its stacked storage at
+// `data`: what a per_expert descriptor's pointer array holds.
+std::vector<uint64_t> expert_addresses(const Problem& problem, const ProblemData& data);
 
 gg_gemm_desc make_desc(const Problem& problem, const ProblemData& data, gg_path path);
 

@@ -36,6 +36,7 @@ struct BenchReport {
   std::string path = "reference";  // the path timed as ours
   std::string output = "bf16";     // every case's output type, and its beta
   double beta = 0.0;
+  std::string weights = "stacked";  // or "per-expert": G separate matrices
   std::optional<MachineRates> rates;
   std::vector<BenchRow> rows;
 };

@@ -43,7 +43,8 @@ void print_json(const BenchReport& report, std::FILE* stream) {
                      ",\n  \"device\": " + quoted(report.device) +
                      ",\n  \"path\": " + quoted(report.path) +
                      ",\n  \"output\": " + quoted(report.output) +
-                     ",\n  \"beta\": " + number(report.beta) + ",\n  \"rates\": ";
+                     ",\n  \"beta\": " + number(report.beta) +
+                     ",\n  \"weights\": " + quoted(report.weights) + ",\n  \"rates\": ";
   if (report.rates) {
     json += "{\"dense_bf16_tflops\": " + number(report.rates->dense_flops_per_s * 1e-12) +
             ", \"copy_gb_per_s\": " + number(report.rates->copy_bytes_per_s * 1e-9) + "}";

@@ -28,6 +28,7 @@ void print_table(const BenchReport& report, std::FILE* stream) {
   std::fprintf(stream, "# device: %s (%s); path: %s\n", report.device.c_str(), report.mode.c_str(),
                report.path.c_str());
   std::fprintf(stream, "# output: %s, beta %g\n", report.output.c_str(), report.beta);
+  std::fprintf(stream, "# weights: %s\n", report.weights.c_str());
   if (report.rates) {
     std::fprintf(
         stream, "# dense cuBLAS bf16 8192^3: %.1f TFLOP/s; device copy: %.0f GB/s (read + write)\n",

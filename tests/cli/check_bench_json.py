@@ -19,6 +19,7 @@ def main():
     assert (document["rates"] is not None) == on_gpu, "machine rates go with the GPU mode"
     assert document["output"] in ("bf16", "fp16", "fp32"), document["output"]
     assert isinstance(document["beta"], (int, float)), document["beta"]
+    assert document["weights"] in ("stacked", "per-expert"), document["weights"]
     gpu_figures = ("dense_ms", "loop_ms", "x_dense", "x_loop", "roofline_efficiency")
     for case in cases:
         assert case["error"] is None, case

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
@@ -18,28 +20,32 @@ namespace {
 
 class BadSizes : public PathTest<gg_path> {
  protected:
-  // Runs the sizes (and offsets) as ragged-M and as ragged-K on M = 256 rows.
-  void expect_clamped(std::string name, std::vector<int64_t> sizes, std::vector<int64_t> offsets,
-                      gg_index_type type, uint32_t flags) {
-    GemmSpec s;
-    s.name = std::move(name);
-    s.m = 256;
-    s.n = 72;
-    s.k = 40;
-    s.sizes = std::move(sizes);
-    s.offsets = std::move(offsets);
-    s.index_type = type;
-    s.expected_flags = flags;
-    s.op = GG_OP_RAGGED_M;
-    s.rhs_layout = GG_LAYOUT_T;
-    run_and_check(s, path(), stream());
-    s.op = GG_OP_RAGGED_K;
-    s.rhs_layout = GG_LAYOUT_N;
-    s.out = GG_DTYPE_FP32;
-    run_and_check(s, path(), stream());
-    // Accumulating into the fp32 output (beta = 1), as into a main grad.
-    s.beta.value = 1.0f;
-    run_and_check(s, path(), stream());
+  // Runs the sizes (and offsets) as ragged-M and as ragged-K on M = 256 rows,
+  // with stacked and with per-expert weights (ragged-M rhs, ragged-K out).
+  void expect_clamped(const std::string& name, const std::vector<int64_t>& sizes,
+                      const std::vector<int64_t>& offsets, gg_index_type type, uint32_t flags) {
+    for (bool pointers : {false, true}) {
+      GemmSpec s;
+      s.name = name + (pointers ? ", per-expert" : "");
+      s.m = 256;
+      s.n = 72;
+      s.k = 40;
+      s.sizes = sizes;
+      s.offsets = offsets;
+      s.index_type = type;
+      s.expected_flags = flags;
+      s.pointer_array = pointers;
+      s.op = GG_OP_RAGGED_M;
+      s.rhs_layout = GG_LAYOUT_T;
+      run_and_check(s, path(), stream());
+      s.op = GG_OP_RAGGED_K;
+      s.rhs_layout = GG_LAYOUT_N;
+      s.out = GG_DTYPE_FP32;
+      run_and_check(s, path(), stream());
+      // Accumulating into the fp32 output (beta = 1), as into a main grad.
+      s.beta.value = 1.0f;
+      run_and_check(s, path(), stream());
+    }
   }
 };
 

@@ -262,6 +262,12 @@ void GemmCase::reroute(const std::vector<int64_t>& sizes, uint64_t round) {
   upload_all();
 }
 
+void GemmCase::move_expert_matrices() {
+  Operand& experts = spec_.op == GG_OP_RAGGED_M ? rhs_ : out_;
+  experts.move_matrices();
+  experts.upload();
+}
+
 gg_gemm_desc GemmCase::base_desc(gg_path path) const {
   gg_gemm_desc desc{};
   desc.op = spec_.op;

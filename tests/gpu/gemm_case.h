@@ -89,6 +89,10 @@ class GemmCase {
   // New device-side sizes (same G) and fresh data from round `round` of the
   // seed, written into the same device buffers.
   void reroute(const std::vector<int64_t>& sizes, uint64_t round);
+  // The per-expert operand (spec.pointer_array) changes allocations on the
+  // device (Operand::move_matrices), with its contents uploaded again: what
+  // a framework does when it reallocates one expert's parameter.
+  void move_expert_matrices();
 
   void expect_correct(Match match = Match::kBounded);
   HostImage download_output() const { return out_.download(); }

@@ -1,7 +1,9 @@
 // CUDA graphs: one ragged-M and one ragged-K call are captured once, then
 // replayed after the group sizes (and all data) changed on the device,
 // outside the graph. Every replay must match the reference for the new sizes:
-// the kernels may learn nothing about the sizes at capture time.
+// the kernels may learn nothing about the sizes at capture time. Per-expert
+// matrices also move to other allocations between replays: nor may they
+// learn the pointers.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -52,7 +54,7 @@ class CapturedGemm {
 class Graph : public PathTest<gg_path> {
  protected:
   // Captures `s` and replays it with the captured sizes, then with each
-  // routing of `reroutes`.
+  // routing of `reroutes` (and, for a pointer array, its matrices moved).
   void expect_replays_correct(const GemmSpec& s,
                               const std::vector<std::vector<int64_t>>& reroutes) {
     GemmCase gemm(s, path());
@@ -62,6 +64,7 @@ class Graph : public PathTest<gg_path> {
     for (size_t round = 0; round <= reroutes.size(); ++round) {
       SCOPED_TRACE("replay " + std::to_string(round));
       if (round > 0) gemm.reroute(reroutes[round - 1], round);
+      if (round > 0 && s.pointer_array) gemm.move_expert_matrices();
       gemm.prepare_output();
       graph.replay(stream());
       gemm.expect_correct();
@@ -143,6 +146,19 @@ TEST_P(Graph, SmallRaggedKClusterPairsReplays) {
   GemmSpec s = accumulating_ragged_k("graph ragged-K cluster pairs", 2104, 264, 264, 4, 2000);
   s.lhs_layout = GG_LAYOUT_T;
   expect_replays_correct(s, routings(4, 2100));
+}
+
+TEST_P(Graph, SmallPerExpertWeightsReplays) {
+  GemmSpec s = small_ragged_m("graph ragged-M per-expert weights");
+  s.rhs_layout = GG_LAYOUT_T;
+  s.pointer_array = true;
+  expect_replays_correct(s, routings(8, 370));
+}
+
+TEST_P(Graph, SmallPerExpertGradientsReplays) {
+  GemmSpec s = accumulating_ragged_k("graph ragged-K per-expert gradients", 384, 72, 136, 8, 300);
+  s.pointer_array = true;
+  expect_replays_correct(s, routings(8, 370));
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Graph, ::testing::ValuesIn(gpu_paths()), ParamName());

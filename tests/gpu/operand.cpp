@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <string.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "gpu/values.h"
 
 namespace gg::test {
@@ -19,6 +22,7 @@ Operand::Operand(const std::string& name, const TensorLayout& layout) : layout_(
     host_.blocks.emplace_back(block_bytes);
     device_.emplace_back(layout_.pointer_array ? name + "[" + std::to_string(b) + "]" : name,
                          block_bytes);
+    allocation_.push_back(static_cast<size_t>(b));
   }
   poison_host();
   if (layout_.pointer_array) {
@@ -31,7 +35,7 @@ Operand::Operand(const std::string& name, const TensorLayout& layout) : layout_(
 std::vector<uint8_t> Operand::pointer_table() const {
   std::vector<uint8_t> table(device_.size() * sizeof(void*));
   for (size_t b = 0; b < device_.size(); ++b) {
-    void* address = device_[b].data();
+    void* address = device_of(b).data();
     memcpy(table.data() + b * sizeof(void*), &address, sizeof(void*));
   }
   return table;
@@ -95,13 +99,19 @@ gg_tensor Operand::device_view() const {
 }
 
 void Operand::upload() {
-  for (size_t b = 0; b < device_.size(); ++b) device_[b].upload(host_.blocks[b]);
+  for (size_t b = 0; b < device_.size(); ++b) device_of(b).upload(host_.blocks[b]);
 }
 
 HostImage Operand::download() const {
   HostImage image;
-  for (const auto& buffer : device_) image.blocks.push_back(buffer.download());
+  for (size_t b = 0; b < device_.size(); ++b) image.blocks.push_back(device_of(b).download());
   return image;
+}
+
+void Operand::move_matrices() {
+  if (!layout_.pointer_array) throw std::logic_error("only a pointer array's matrices move");
+  std::rotate(allocation_.begin(), allocation_.begin() + 1, allocation_.end());
+  device_pointers_->upload(pointer_table());
 }
 
 void Operand::expect_guards_intact() const {
@@ -111,8 +121,8 @@ void Operand::expect_guards_intact() const {
 
 void Operand::expect_device_unchanged() const {
   for (size_t b = 0; b < device_.size(); ++b) {
-    EXPECT_TRUE(device_[b].download() == host_.blocks[b])
-        << "input '" << device_[b].name() << "' was modified on the device";
+    EXPECT_TRUE(device_of(b).download() == host_.blocks[b])
+        << "input '" << device_of(b).name() << "' was modified on the device";
   }
   if (device_pointers_) {
     EXPECT_TRUE(device_pointers_->download() == pointer_table())

@@ -62,6 +62,12 @@ class Operand {
   void upload();  // host() -> device
   HostImage download() const;
 
+  // A pointer array's matrices change places on the device: matrix b moves
+  // to the allocation that held matrix b + 1 (and the last to the first's),
+  // and the device pointer array is rewritten to match. The contents are the
+  // caller's to upload again.
+  void move_matrices();
+
   // Guards of every allocation, and (for inputs) that the device copy still
   // equals host() bit for bit.
   void expect_guards_intact() const;
@@ -71,9 +77,13 @@ class Operand {
   gg_tensor view(void* data) const;
   std::vector<uint8_t> pointer_table() const;  // addresses of the device matrices
 
+  GuardedBuffer& device_of(size_t block) { return device_[allocation_[block]]; }
+  const GuardedBuffer& device_of(size_t block) const { return device_[allocation_[block]]; }
+
   TensorLayout layout_;
   HostImage host_;
   std::vector<GuardedBuffer> device_;
+  std::vector<size_t> allocation_;  // block b lives in device_[allocation_[b]]
   std::optional<GuardedBuffer> device_pointers_;  // for a pointer array
 };
 

@@ -16,9 +16,10 @@
 //     past the output's edge, but knows nothing of where a group's rows end
 //     inside a ragged-M output. With `evict_first` the stored lines are the
 //     first L2 gives up (the host sets it for outputs this launch never reads
-//     again and that would otherwise push its operands out of L2).
+//     again and that would otherwise push its operands out of L2). Per-expert
+//     outputs (a pointer array) go out through their expert's own map.
 //   - Copy-out, for a ragged-M block that ends inside its group's last tile,
-//     per-expert output pointers, and outputs TMA cannot address: the
+//     and outputs TMA cannot address: the
 //     warpgroup copies the buffer to global memory row by row, a warp writing
 //     512 contiguous bytes per instruction, masked to the valid rows and
 //     columns, so no write leaves the group or the output view.
@@ -50,6 +51,7 @@ constexpr int kStagingBoxBytes = 64 * 128;  // 64 rows x 128 bytes, one TMA stor
 // Where a kernel's results go and how they are scaled.
 struct OutputParams {
   CUtensorMap map;  // 3-D {cols, rows, groups}, 128-byte x 64-row boxes; when `bulk`
+  const CUtensorMap* maps;  // per-expert outputs: group g's map (expert_maps.h); else null
   bool bulk;        // TMA stores can address the output
   bool evict_first;  // TMA stores mark their lines evict-first in L2
   void* data;       // [rows, cols]; [G, rows, cols]; or a device array of G pointers
@@ -130,13 +132,15 @@ __device__ __forceinline__ void tma_store_block(const OutputParams& o, const uin
   sync_warpgroup(barrier);
   if (thread != 0) return;
   const int box_cols = o.dtype == GG_DTYPE_FP32 ? 32 : 64;
+  const CUtensorMap* map = o.maps != nullptr ? o.maps + group : &o.map;
+  const int32_t matrix = o.maps != nullptr ? 0 : group;  // a per-expert map holds one matrix
   for (int box = 0; box * box_cols < columns && col + box * box_cols < o.cols; ++box) {
-    const int32_t coords[3] = {col + box * box_cols, static_cast<int32_t>(row), group};
+    const int32_t coords[3] = {col + box * box_cols, static_cast<int32_t>(row), matrix};
     const uint8_t* box_data = staging + box * kStagingBoxBytes;
     if (o.evict_first) {
-      tma_store_evict_first(&o.map, coords, box_data);
+      tma_store_evict_first(map, coords, box_data);
     } else {
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &o.map,
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, map,
                                       coords, box_data);
     }
   }

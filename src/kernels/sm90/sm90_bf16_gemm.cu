@@ -19,6 +19,8 @@
 //     contiguous is loaded K-major in one box; one whose M/N dim is contiguous
 //     is loaded MN-major as 64-wide boxes and read by wgmma transposed.
 //     Out-of-bounds elements read as zero (TMA), so K and N tails need no code.
+//     Per-expert weights (a device array of G pointers) load through a map of
+//     their own, which a small kernel writes just before (expert_maps.h).
 //   - Warpgroups 1 and 2 are consumers: each owns 64 rows of a 128-row tile
 //     (or, in a 64-row tile for short ragged-M groups, half its columns) and
 //     runs wgmma m64nNk16, keeping one wgmma group in flight while releasing the
@@ -57,6 +59,7 @@
 #include "kernels/device.h"
 #include "kernels/paths.h"
 #include "kernels/sm90/epilogue.cuh"
+#include "kernels/sm90/expert_maps.h"
 #include "kernels/sm90/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
 #include "kernels/sm90/tensor_map.h"
@@ -102,6 +105,7 @@ struct Config {
 struct Params {
   CUtensorMap a_map;  // 3-D: {inner, outer, group}
   CUtensorMap b_map;
+  const CUtensorMap* b_maps;  // per-expert rhs (ragged-M): group g's map (expert_maps.h); else null
   OutputParams out;
   const void* sizes;
   const void* offsets;
@@ -164,7 +168,7 @@ struct TileMap {
       t.a_mn = table.start[g] + in_group.m_tile * kBlockM;
       t.rows = min(kBlockM, table.start[g] + table.rows[g] - t.a_mn);
       t.b_mn = in_group.n_tile * kBlockN;
-      t.b_group = g;
+      t.b_group = p.b_maps != nullptr ? 0 : g;  // per-expert maps hold one matrix
       t.k0 = 0;
       t.k_steps = (p.k_dim + kBlockK - 1) / kBlockK;
       t.k_first = 0;
@@ -314,8 +318,15 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
+      int mapped_group = -1;  // the per-expert B map this thread has acquired
       for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
         const Tile t = tiles.at(unit);
+        const CUtensorMap* b_map = &p.b_map;
+        if (p.b_maps != nullptr) {
+          b_map = p.b_maps + t.group;
+          if (t.group != mapped_group) acquire_expert_map(b_map);
+          mapped_group = t.group;
+        }
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&empty[stage], phase ^ 1);
           uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
@@ -326,7 +337,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           load_operand<kAKMajor, kBlockM>(&p.a_map, a_stage, t.a_mn, k, 0, &full[stage]);
           uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
           if constexpr (kCluster == 1) {
-            load_operand<kBKMajor, kBlockN>(&p.b_map, b_stage, t.b_mn, k, t.b_group, &full[stage]);
+            load_operand<kBKMajor, kBlockN>(b_map, b_stage, t.b_mn, k, t.b_group, &full[stage]);
           } else {  // this CTA's half of B, into both CTAs
             constexpr int kHalf = kBlockN / 2;
             load_operand<kBKMajor, kHalf, true>(&p.b_map, b_stage + rank * (Cfg::kBStageBytes / 2),
@@ -357,6 +368,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     };
     int stage = 0;
     uint32_t phase = 0;
+    int mapped_group = -1;  // the per-expert output map this thread has acquired
     for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
       const Tile t = tiles.at(unit);
       __syncwarp();  // reconverge after the previous tile's masked epilogue
@@ -416,6 +428,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 #pragma unroll
         for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
       }
+      if (p.out.maps != nullptr && thread == 0 && t.group != mapped_group) {
+        acquire_expert_map(p.out.maps + t.group);  // thread 0 issues the block's TMA stores
+        mapped_group = t.group;
+      }
       const int first_row = Cfg::kSplitN ? 0 : consumer * 64;
       store_block<kOp == GG_OP_RAGGED_K, Cfg::kConsumerN>(
           p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
@@ -455,26 +471,42 @@ bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inne
 }
 
 // The output's TMA-store map: 3-D {cols, rows, groups}, boxes of 128 bytes x
-// 64 rows. Without one the epilogue copies blocks out itself: per-expert
-// pointers, and rows TMA cannot address exactly (a TMA store clips the
-// row's end only to 16 bytes: it would write into the padding after a row
-// of, say, 100 bf16 values).
+// 64 rows. Per-expert outputs (a pointer array) are given `maps`, the
+// workspace's: their map is one expert's matrix, encoded over that aligned
+// address, whose copies take each expert's own (expert_maps.h). Without a
+// map (`bulk` false, `maps` null) the epilogue copies blocks out itself: for
+// rows TMA cannot address exactly (a TMA store clips the row's end only to
+// 16 bytes: it would write into the padding after a row of, say, 100 bf16
+// values).
 void output_map(OutputParams* o, int64_t rows, int64_t groups) {
   const int64_t bytes = o->dtype == GG_DTYPE_FP32 ? 4 : 2;
-  const bool addressable = !o->pointer_array && reinterpret_cast<uintptr_t>(o->data) % 16 == 0 &&
+  const void* base = o->pointer_array ? static_cast<const void*>(o->maps) : o->data;
+  const int64_t matrices = o->pointer_array ? 1 : groups;
+  const bool addressable = base != nullptr && reinterpret_cast<uintptr_t>(base) % 16 == 0 &&
                            (o->ld * bytes) % 16 == 0 && (o->cols * bytes) % 16 == 0 &&
-                           (groups == 1 || (o->group_stride * bytes) % 16 == 0);
+                           (matrices == 1 || (o->group_stride * bytes) % 16 == 0);
   o->bulk = false;
-  if (!addressable) return;
-  const uint64_t dims[3] = {uint64_t(o->cols), uint64_t(rows), uint64_t(groups)};
-  const uint64_t strides[2] = {uint64_t(o->ld * bytes),
-                               uint64_t((groups > 1 ? o->group_stride : o->ld * rows) * bytes)};
-  const uint32_t box[3] = {uint32_t(128 / bytes), 64, 1};
-  const CUtensorMapDataType type = o->dtype == GG_DTYPE_FP32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                   : o->dtype == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  std::string why_not;
-  o->bulk = encode_tile_map(&o->map, type, 3, o->data, dims, strides, box, &why_not);
+  if (addressable) {
+    const uint64_t dims[3] = {uint64_t(o->cols), uint64_t(rows), uint64_t(matrices)};
+    const uint64_t strides[2] = {uint64_t(o->ld * bytes),
+                                 uint64_t((matrices > 1 ? o->group_stride : o->ld * rows) * bytes)};
+    const uint32_t box[3] = {uint32_t(128 / bytes), 64, 1};
+    const CUtensorMapDataType type = o->dtype == GG_DTYPE_FP32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                     : o->dtype == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    std::string why_not;
+    o->bulk = encode_tile_map(&o->map, type, 3, base, dims, strides, box, &why_not);
+  }
+  if (!o->bulk) o->maps = nullptr;
+}
+
+// Writes the per-expert copies of `matrix` (expert_maps.h), on the stream
+// of the launch that reads them.
+gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUtensorMap* maps,
+                          int groups, cudaStream_t stream) {
+  const cudaError_t error = write_expert_maps(matrix, pointers, maps, groups, stream);
+  if (error == cudaSuccess) return GG_STATUS_SUCCESS;
+  return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: per-expert maps: %s", cudaGetErrorString(error));
 }
 
 void log_choice(const Sm90Plan& plan, const OutputParams& o) {
@@ -553,10 +585,6 @@ bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
     *why_not = "sm90 path: bf16 or fp16 inputs (of one type) only";
     return false;
   }
-  if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY)) {
-    *why_not = "sm90 path: per-expert rhs pointers are not supported yet";
-    return false;
-  }
   if (d.num_groups > kSm90MaxGroups) {
     *why_not = "sm90 path: at most 2048 groups";
     return false;
@@ -570,7 +598,21 @@ bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   return true;
 }
 
-size_t sm90_gemm_scratch_bytes(const gg_gemm_desc&) { return 0; }
+namespace {
+
+// Whether the op's per-group operand (ragged-M rhs, ragged-K out) is a
+// device array of G pointers.
+bool per_expert(const gg_gemm_desc& d) {
+  const gg_tensor& t = d.op == GG_OP_RAGGED_M ? d.rhs : d.out;
+  return (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
+}
+
+}  // namespace
+
+// Per-expert operands take their TMA maps from the scratch (expert_maps.h).
+size_t sm90_gemm_scratch_bytes(const gg_gemm_desc& d) {
+  return per_expert(d) ? sm90::expert_maps_bytes(d.num_groups) : 0;
+}
 
 gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStream_t stream) {
   using namespace sm90;
@@ -601,6 +643,9 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                                                                            : d.lhs.shape[0];
   p.groups = d.num_groups;
   p.flags = workspace_flags(workspace);
+  CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(
+                                                 static_cast<char*>(workspace) + kWorkspaceScratchOffset)
+                                           : nullptr;
 
   const Sm90Plan plan =
       plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
@@ -627,11 +672,19 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     output_map(&p.out, d.out.shape[0], 1);
     log_choice(plan, p.out);
     a_kmajor = true;
+    // Per-expert weights: one expert's matrix, over the maps' own address
+    // until each copy takes its expert's (expert_maps.h).
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
                      block_m, &why) &&
-         operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? k : n, b_kmajor ? n : k,
-                     d.num_groups, d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
+         operand_map(&p.b_map, d.rhs.dtype, expert_maps ? expert_maps : d.rhs.data,
+                     b_kmajor ? k : n, b_kmajor ? n : k, expert_maps ? 1 : d.num_groups,
+                     d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
     if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
+    if (expert_maps != nullptr) {
+      const gg_status status = maps_of_experts(p.b_map, d.rhs.data, expert_maps, d.num_groups, stream);
+      if (status != GG_STATUS_SUCCESS) return status;
+      p.b_maps = expert_maps;
+    }
     switch (plan.tile) {
       case Sm90Tile::k64x256:
         return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k64x256>(p, d, a_kmajor, b_kmajor,
@@ -657,6 +710,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   p.out.cols = int(qdim);
   p.out.ld = d.out.strides[1];
   p.out.group_stride = p.out.pointer_array ? 0 : d.out.strides[0];
+  p.out.maps = expert_maps;
   output_map(&p.out, pdim, d.num_groups);
   // G weight-sized outputs stream through L2 while the CTAs of a wave keep
   // re-reading the group's token rows from it; the outputs are not read
@@ -670,6 +724,10 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
        operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
                    d.rhs.strides[0], 0, b_kmajor, b_box_rows, &why);
   if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
+  if (p.out.maps != nullptr) {
+    const gg_status status = maps_of_experts(p.out.map, d.out.data, expert_maps, d.num_groups, stream);
+    if (status != GG_STATUS_SUCCESS) return status;
+  }
   // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
   constexpr Sm90Tile kWide = Sm90Tile::k128x256;
   constexpr Sm90Tile kNarrow = Sm90Tile::k128x128;

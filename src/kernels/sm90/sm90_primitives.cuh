@@ -101,6 +101,14 @@ __device__ __forceinline__ void arrive_cluster(uint64_t* barrier, uint32_t rank)
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
+// Before this thread's first TMA copy through a per-expert map, which an
+// earlier kernel wrote to global memory through the generic proxy
+// (expert_maps.h): its contents, not a stale copy, reach the TMA unit.
+__device__ __forceinline__ void acquire_expert_map(const CUtensorMap* map) {
+  cuda::ptx::fence_proxy_tensormap_generic(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu, map,
+                                           cuda::ptx::n32_t<128>{});
+}
+
 // A TMA store of the 3-D box at `coords` from `smem`, its lines marked
 // evict-first in L2 (createpolicy.fractional.L2::evict_first over all of
 // it): the first lines L2 lets go when it needs room. cuda::ptx has the
