@@ -28,7 +28,7 @@ class RaggedM : public PathDtypeTest {
   }
 
   // `sizes` in m rows, 264 columns (past one 256-wide tile), both rhs
-  // layouts, plain and with beta and bias.
+  // layouts, plain and with beta, bias and per-expert weights.
   void check_wide_output(const std::string& name, int64_t m, const std::vector<int64_t>& sizes) {
     for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
       GemmSpec s = spec(name + (layout == GG_LAYOUT_T ? " rhs T" : " rhs N"));
@@ -38,9 +38,10 @@ class RaggedM : public PathDtypeTest {
       s.k = 72;
       s.sizes = sizes;
       run_and_check(s, path(), stream());
-      s.name += ", beta, bias";
+      s.name += ", beta, bias, per-expert";
       s.beta.value = 0.5f;
       s.bias = GG_DTYPE_BF16;
+      s.pointer_array = true;
       run_and_check(s, path(), stream());
     }
   }
