@@ -89,8 +89,8 @@ BenchRow GpuBench::run(const BenchCase& bench_case) {
   buffers.sizes = DeviceBuffer(index.size());
   buffers.sizes.upload(index.data(), index.size());
   for (size_t c = 0; c < copies; ++c) {
-    buffers.copies.push_back(
-        {DeviceBuffer(lhs_bytes), DeviceBuffer(rhs_bytes), DeviceBuffer(out_bytes), DeviceBuffer()});
+    buffers.copies.push_back({DeviceBuffer(lhs_bytes), DeviceBuffer(rhs_bytes),
+                              DeviceBuffer(out_bytes), DeviceBuffer()});
     Buffers::Copy& copy = buffers.copies.back();
     fill_random(copy.lhs, problem.input_dtype, 2 * c + 1, stream);
     fill_random(copy.rhs, problem.input_dtype, 2 * c + 2, stream);

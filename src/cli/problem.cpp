@@ -130,7 +130,8 @@ std::vector<uint64_t> expert_addresses(const Problem& problem, const ProblemData
   const auto base = reinterpret_cast<uint64_t>(ragged_m ? data.rhs : data.out);
   std::vector<uint64_t> addresses(static_cast<size_t>(set.count));
   for (int64_t g = 0; g < set.count; ++g) {
-    addresses[static_cast<size_t>(g)] = base + static_cast<uint64_t>(g * set.rows * set.cols) * bytes;
+    const auto offset = static_cast<uint64_t>(g * set.rows * set.cols) * bytes;
+    addresses[static_cast<size_t>(g)] = base + offset;
   }
   return addresses;
 }

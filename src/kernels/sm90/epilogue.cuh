@@ -19,10 +19,10 @@
 //     again and that would otherwise push its operands out of L2). Per-expert
 //     outputs (a pointer array) go out through their expert's own map.
 //   - Copy-out, for a ragged-M block that ends inside its group's last tile,
-//     and outputs TMA cannot address: the
-//     warpgroup copies the buffer to global memory row by row, a warp writing
-//     512 contiguous bytes per instruction, masked to the valid rows and
-//     columns, so no write leaves the group or the output view.
+//     and outputs TMA cannot address: the warpgroup copies the buffer to
+//     global memory row by row, a warp writing 512 contiguous bytes per
+//     instruction, masked to the valid rows and columns, so no write leaves
+//     the group or the output view.
 // With beta != 0 the old output is first read into the buffer the same way
 // (coalesced, masked) and each thread combines it in place. That read is
 // asynchronous (cp.async): a thread's 16-byte loads of a pass are all in

@@ -33,8 +33,8 @@ cudaError_t write_expert_maps(const CUtensorMap& matrix, const void* pointers, C
                               int groups, cudaStream_t stream) {
   if (groups <= 0) return cudaSuccess;
   const unsigned blocks = static_cast<unsigned>((groups + kThreads - 1) / kThreads);
-  expert_maps_kernel<<<blocks, kThreads, 0, stream>>>(matrix, static_cast<const void* const*>(pointers),
-                                                      maps, groups);
+  const auto* addresses = static_cast<const void* const*>(pointers);
+  expert_maps_kernel<<<blocks, kThreads, 0, stream>>>(matrix, addresses, maps, groups);
   return cudaGetLastError();
 }
 

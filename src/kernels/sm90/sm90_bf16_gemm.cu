@@ -506,7 +506,8 @@ gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUten
                           int groups, cudaStream_t stream) {
   const cudaError_t error = write_expert_maps(matrix, pointers, maps, groups, stream);
   if (error == cudaSuccess) return GG_STATUS_SUCCESS;
-  return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: per-expert maps: %s", cudaGetErrorString(error));
+  return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: per-expert maps: %s",
+                   cudaGetErrorString(error));
 }
 
 void log_choice(const Sm90Plan& plan, const OutputParams& o) {
@@ -643,9 +644,8 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                                                                            : d.lhs.shape[0];
   p.groups = d.num_groups;
   p.flags = workspace_flags(workspace);
-  CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(
-                                                 static_cast<char*>(workspace) + kWorkspaceScratchOffset)
-                                           : nullptr;
+  char* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
+  CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(scratch) : nullptr;
 
   const Sm90Plan plan =
       plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
@@ -681,7 +681,8 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                      d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
     if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
     if (expert_maps != nullptr) {
-      const gg_status status = maps_of_experts(p.b_map, d.rhs.data, expert_maps, d.num_groups, stream);
+      const gg_status status =
+          maps_of_experts(p.b_map, d.rhs.data, expert_maps, d.num_groups, stream);
       if (status != GG_STATUS_SUCCESS) return status;
       p.b_maps = expert_maps;
     }
@@ -725,7 +726,8 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                    d.rhs.strides[0], 0, b_kmajor, b_box_rows, &why);
   if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
   if (p.out.maps != nullptr) {
-    const gg_status status = maps_of_experts(p.out.map, d.out.data, expert_maps, d.num_groups, stream);
+    const gg_status status =
+        maps_of_experts(p.out.map, d.out.data, expert_maps, d.num_groups, stream);
     if (status != GG_STATUS_SUCCESS) return status;
   }
   // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
