@@ -41,7 +41,10 @@ from ._capi import (
 @dataclass(frozen=True)
 class Operand:
     """A strided view of one argument. `device` is "cpu" or "cuda:<index>";
-    `data` may be 0 where only the checks run (shapes known, memory not)."""
+    `data` may be 0 where only the checks run (shapes known, memory not).
+    With `pointer_array`, a [G, rows, cols] view whose G matrices lie apart:
+    `data` is the address of an array of their G addresses, in memory the
+    library reads on `device` (see expert_matrices)."""
 
     name: str
     data: int
@@ -49,6 +52,7 @@ class Operand:
     shape: Tuple[int, ...]
     strides: Tuple[int, ...]
     device: str
+    pointer_array: bool = False
 
 
 Scalar = Union[float, Operand]  # a host value, or an fp32 [G] array beside the data
@@ -125,6 +129,45 @@ def _stored_layout(operand: Operand) -> Layout:
         "%s: one of the last two dimensions must be contiguous (stride 1), got strides %s"
         % (operand.name, list(operand.strides))
     )
+
+
+def expert_matrices(name: str, pointers: int, matrices: Sequence[Operand]) -> Operand:
+    """One [G, rows, cols] view of G separate matrices of one shape, element
+    type, strides and device (per-expert weights kept as separate tensors, or
+    per-expert weight gradients), given as `matrices` and, at `pointers`, an
+    array of their G addresses in order, which the caller keeps where the
+    data is (on the GPU for GPU data) until the launch has run. Raises
+    ValueError or TypeError naming the matrix that differs from the first."""
+    if len(matrices) == 0:
+        raise ValueError("%s: needs at least one matrix (one per group)" % name)
+    first = matrices[0]
+    for matrix in matrices:
+        _require_rank(matrix, 2, "a matrix [rows, cols]")
+        for what in ("dtype", "shape", "strides", "device"):
+            mine, theirs = getattr(matrix, what), getattr(first, what)
+            if mine != theirs:
+                raise ValueError(
+                    "%s: has %s %s, unlike %s (%s)"
+                    % (matrix.name, what, _spelled(mine), first.name, _spelled(theirs))
+                )
+    rows, cols = first.shape
+    return Operand(
+        name=name,
+        data=pointers,
+        dtype=first.dtype,
+        shape=(len(matrices), rows, cols),
+        strides=(max(rows * cols, 1),) + tuple(first.strides),
+        device=first.device,
+        pointer_array=True,
+    )
+
+
+def _spelled(value) -> str:
+    if isinstance(value, tuple):
+        return str(list(value))
+    if isinstance(value, (DType, IndexType)):
+        return value.name.lower()
+    return str(value)
 
 
 def _check_group_sizes(group_sizes: Operand, device: str) -> int:
@@ -257,6 +300,7 @@ def _fill(tensor: _capi.Tensor, operand: Operand, layout: Layout = Layout.N) -> 
         strides = strides[:-2] + (strides[-1], 1)
     tensor.data = operand.data or None
     tensor.dtype = int(operand.dtype)
+    tensor.flags = _capi.TensorFlag.POINTER_ARRAY if operand.pointer_array else 0
     tensor.rank = len(shape)
     for i, (extent, stride) in enumerate(zip(shape, strides)):
         tensor.shape[i] = extent

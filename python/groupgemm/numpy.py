@@ -8,12 +8,14 @@ name, so ml_dtypes is needed only by code that creates them.
 
 Outputs are allocated here unless `out=` is given: ragged-M outputs are
 zero-filled (rows past the last group are never written), ragged-K outputs
-are fully written by the product. Each thread gets its own zero-filled
+are fully written by the product. Experts kept as separate matrices are
+passed as lists of G arrays: the weights of grouped_mm, the outputs of
+ragged_k_mm (per-expert gradients, accumulated with beta = 1). Each thread gets its own zero-filled
 workspace, grown on demand; check() reads its device-side error flags.
 """
 
 import threading
-from typing import Optional, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -53,6 +55,25 @@ def operand(name: str, array: np.ndarray) -> core.Operand:
         strides=tuple(stride // itemsize for stride in array.strides),
         device="cpu",
     )
+
+
+Matrices = Union[np.ndarray, Sequence[np.ndarray]]
+
+
+def matrices_operand(name: str, arrays: Matrices) -> Tuple[core.Operand, Optional[np.ndarray]]:
+    """The core view of a 3-D array, or of a list of G matrices (one per
+    group, kept apart): then also the array of their addresses, which must
+    live until the launch has run."""
+    if isinstance(arrays, np.ndarray):
+        return operand(name, arrays), None
+    if not isinstance(arrays, (list, tuple)):
+        raise TypeError(
+            "%s: expected a numpy array or a list of matrices, got %s"
+            % (name, type(arrays).__name__)
+        )
+    views = [operand("%s[%d]" % (name, g), array) for g, array in enumerate(arrays)]
+    addresses = np.array([view.data for view in views], dtype=np.uint64)
+    return core.expert_matrices(name, addresses.ctypes.data, views), addresses
 
 
 class HostWorkspace:
@@ -103,14 +124,14 @@ def _output(out: Optional[np.ndarray], shape, dtype, beta: ArrayScalar, allocate
                 "beta: accumulating (beta != 0) needs out=, the array to accumulate into"
             )
         return allocate(shape, dtype=dtype)
-    if not isinstance(out, np.ndarray):
+    if not isinstance(out, (np.ndarray, list, tuple)):
         raise TypeError("out: expected a numpy array, got %s" % type(out).__name__)
     return out
 
 
 def grouped_mm(
     x: np.ndarray,
-    w: np.ndarray,
+    w: Matrices,
     group_sizes: np.ndarray,
     *,
     w_layout: str = "nk",
@@ -124,10 +145,12 @@ def grouped_mm(
     """Ragged-M product: out[g rows] = alpha * x[g rows] @ op(w[g]) + beta * out[g rows] + bias[g].
 
     x [M, K]; w [G, N, K] for w_layout "nk" (nn.Linear layout) or [G, K, N]
-    for "kn"; group_sizes int32/int64 [G] with sum <= M. Returns out [M, N]
-    (dtype out_dtype, default x's).
+    for "kn", or a list of the G expert matrices ([N, K] or [K, N], of one
+    shape, type and strides); group_sizes int32/int64 [G] with sum <= M.
+    Returns out [M, N] (dtype out_dtype, default x's).
     """
-    x_view, w_view = operand("x", x), operand("w", w)
+    x_view = operand("x", x)
+    w_view, _w_addresses = matrices_operand("w", w)
     shape = core.ragged_m_out_shape(x_view, w_view, w_layout)
     out = _output(out, shape, x.dtype if out_dtype is None else out_dtype, beta, np.zeros)
     desc = core.ragged_m(
@@ -152,13 +175,14 @@ def ragged_k_mm(
     out_dtype=None,
     alpha: ArrayScalar = 1.0,
     beta: ArrayScalar = 0.0,
-    out: Optional[np.ndarray] = None,
+    out: Optional[Matrices] = None,
     workspace: Optional[HostWorkspace] = None,
-) -> np.ndarray:
+) -> Matrices:
     """Ragged-K product: out[g] = alpha * a[g rows]^T @ b[g rows] + beta * out[g].
 
     a [M, P]; b [M, Q]; group_sizes int32/int64 [G]. Returns out [G, P, Q]
     (dtype out_dtype, default a's); a group of size 0 gets beta * out[g].
+    out= may be a list of G separate [P, Q] matrices (per-expert gradients).
     """
     a_view, b_view, sizes_view = (
         operand("a", a),
@@ -167,10 +191,11 @@ def ragged_k_mm(
     )
     shape = core.ragged_k_out_shape(a_view, b_view, sizes_view)
     out = _output(out, shape, a.dtype if out_dtype is None else out_dtype, beta, np.empty)
+    out_view, _out_addresses = matrices_operand("out", out)
     desc = core.ragged_k(
         a_view,
         b_view,
-        operand("out", out),
+        out_view,
         sizes_view,
         alpha=_scalar("alpha", alpha),
         beta=_scalar("beta", beta),

@@ -182,6 +182,74 @@ def test_ragged_k_reads_column_major_operands_in_place():
     np.testing.assert_array_equal(out, expected_ragged_k(a, b, SIZES, np.zeros(out.shape)))
 
 
+def apart(matrices):
+    """Each matrix copied into an allocation of its own, as per-expert tensors are."""
+    return [np.array(matrix, copy=True) for matrix in matrices]
+
+
+@pytest.mark.parametrize("w_layout", ["nk", "kn"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_ragged_m_per_expert_weights(w_layout, transposed):
+    rng = np.random.default_rng(13)
+    m, k, n = 12, 24, 16
+    x = small_integers(rng, (m, k), np.float16)
+    if transposed:  # each expert a transposed view of the other layout, read in place
+        other = "kn" if w_layout == "nk" else "nk"
+        experts = [matrix.T for matrix in apart(weights(rng, len(SIZES), k, n, other, np.float16))]
+    else:
+        experts = apart(weights(rng, len(SIZES), k, n, w_layout, np.float16))
+    out = np.full((m, n), np.nan, np.float32)
+    ggnp.grouped_mm(x, experts, np.array(SIZES, np.int32), w_layout=w_layout, out=out)
+    np.testing.assert_array_equal(
+        out, expected_ragged_m(x, np.stack(experts), SIZES, w_layout, np.full((m, n), np.nan))
+    )
+
+
+def test_ragged_k_into_per_expert_outputs():
+    rng = np.random.default_rng(14)
+    m, p, q = 12, 16, 8
+    a = small_integers(rng, (m, p), np.float16)
+    b = small_integers(rng, (m, q), np.float16)
+    start = small_integers(rng, (len(SIZES), p, q), np.float32)
+    grads = apart(start)  # per-expert fp32 main grads, accumulated in place
+    result = ggnp.ragged_k_mm(a, b, np.array(SIZES, np.int32), beta=1.0, out=grads)
+    assert result is grads
+    expected = expected_ragged_k(a, b, SIZES, start, 1.0, 1.0)
+    for g, grad in enumerate(grads):
+        np.testing.assert_array_equal(grad, expected[g])
+
+
+@pytest.mark.parametrize(
+    "experts, error, names",
+    [
+        ([], ValueError, "w: needs at least one matrix"),
+        (
+            [np.zeros((8, 16), np.float16)] * 3 + [np.zeros((8, 15), np.float16)],
+            ValueError,
+            "w[3]: has shape [8, 15], unlike w[0] ([8, 16])",
+        ),
+        (
+            [np.zeros((8, 16), np.float16)] + [np.zeros((8, 16), np.float32)] * 3,
+            ValueError,
+            "w[1]: has dtype fp32, unlike w[0] (fp16)",
+        ),
+        (
+            [np.zeros((8, 16), np.float16)] * 3 + [np.zeros((8, 32), np.float16)[:, ::2]],
+            ValueError,
+            "w[3]: has strides [32, 2], unlike w[0] ([16, 1])",
+        ),
+        ([np.zeros((8, 16), np.float16)] * 3, ValueError, "w: has 3 groups"),
+        ([np.zeros((8, 16), np.float16)] * 3 + [[0.0]], TypeError, "w[3]: expected a numpy array"),
+        ([np.zeros((4, 8, 16), np.float16)] * 4, ValueError, "w[0]: expected a matrix [rows, cols]"),
+        ("w", TypeError, "w: expected a numpy array or a list of matrices"),
+    ],
+)
+def test_bad_per_expert_weights_raise_naming_the_matrix(experts, error, names):
+    with pytest.raises(error) as raised:
+        ggnp.grouped_mm(**_ragged_m_args(w=experts))
+    assert names in str(raised.value)
+
+
 def test_bad_sizes_are_clamped_and_reported_by_check():
     rng = np.random.default_rng(11)
     workspace = ggnp.HostWorkspace()
