@@ -56,6 +56,11 @@ def weights(rng, groups, k, n, w_layout, dtype, values=small_integers):
     return values(rng, shape, dtype)
 
 
+def apart(matrices):
+    """Each matrix copied into an allocation of its own, as per-expert tensors are."""
+    return [np.array(matrix, copy=True) for matrix in matrices]
+
+
 @pytest.mark.parametrize("w_layout", ["nk", "kn"])
 @pytest.mark.parametrize("index_type", [np.int32, np.int64])
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
@@ -162,15 +167,18 @@ def test_ragged_k_exact_and_empty_groups_written(index_type):
     assert np.all(out[1] == 0)
 
 
-def test_ragged_k_accumulates_with_beta():
+@pytest.mark.parametrize("per_expert", [False, True])
+def test_ragged_k_accumulates_with_beta(per_expert):
     rng = np.random.default_rng(9)
     m, p, q = 12, 8, 24
     a = small_integers(rng, (m, p), np.float16)
     b = small_integers(rng, (m, q), np.float16)
     start = small_integers(rng, (len(SIZES), p, q), np.float32)
-    out = start.copy()
-    ggnp.ragged_k_mm(a, b, np.array(SIZES, np.int32), alpha=2.0, beta=1.0, out=out)
-    np.testing.assert_array_equal(out, expected_ragged_k(a, b, SIZES, start, 2.0, 1.0))
+    # per_expert: G separate fp32 main grads, accumulated in place
+    out = apart(start) if per_expert else start.copy()
+    result = ggnp.ragged_k_mm(a, b, np.array(SIZES, np.int32), alpha=2.0, beta=1.0, out=out)
+    assert result is out
+    np.testing.assert_array_equal(np.stack(out), expected_ragged_k(a, b, SIZES, start, 2.0, 1.0))
 
 
 def test_ragged_k_reads_column_major_operands_in_place():
@@ -180,11 +188,6 @@ def test_ragged_k_reads_column_major_operands_in_place():
     b = np.asfortranarray(small_integers(rng, (m, q), np.float16))
     out = ggnp.ragged_k_mm(a, b, np.array(SIZES, np.int32), out_dtype=np.float32)
     np.testing.assert_array_equal(out, expected_ragged_k(a, b, SIZES, np.zeros(out.shape)))
-
-
-def apart(matrices):
-    """Each matrix copied into an allocation of its own, as per-expert tensors are."""
-    return [np.array(matrix, copy=True) for matrix in matrices]
 
 
 @pytest.mark.parametrize("w_layout", ["nk", "kn"])
@@ -203,20 +206,6 @@ def test_ragged_m_per_expert_weights(w_layout, transposed):
     np.testing.assert_array_equal(
         out, expected_ragged_m(x, np.stack(experts), SIZES, w_layout, np.full((m, n), np.nan))
     )
-
-
-def test_ragged_k_into_per_expert_outputs():
-    rng = np.random.default_rng(14)
-    m, p, q = 12, 16, 8
-    a = small_integers(rng, (m, p), np.float16)
-    b = small_integers(rng, (m, q), np.float16)
-    start = small_integers(rng, (len(SIZES), p, q), np.float32)
-    grads = apart(start)  # per-expert fp32 main grads, accumulated in place
-    result = ggnp.ragged_k_mm(a, b, np.array(SIZES, np.int32), beta=1.0, out=grads)
-    assert result is grads
-    expected = expected_ragged_k(a, b, SIZES, start, 1.0, 1.0)
-    for g, grad in enumerate(grads):
-        np.testing.assert_array_equal(grad, expected[g])
 
 
 @pytest.mark.parametrize(
