@@ -10,8 +10,9 @@ Outputs are allocated here unless `out=` is given: ragged-M outputs are
 zero-filled (rows past the last group are never written), ragged-K outputs
 are fully written by the product. Experts kept as separate matrices are
 passed as lists of G arrays: the weights of grouped_mm, the outputs of
-ragged_k_mm (per-expert gradients, accumulated with beta = 1). Each thread gets its own zero-filled
-workspace, grown on demand; check() reads its device-side error flags.
+ragged_k_mm (per-expert gradients, accumulated with beta = 1). Each thread
+gets its own zero-filled workspace, grown on demand; check() reads its
+device-side error flags.
 """
 
 import threading

@@ -229,7 +229,11 @@ def test_ragged_m_per_expert_weights(w_layout, transposed):
         ),
         ([np.zeros((8, 16), np.float16)] * 3, ValueError, "w: has 3 groups"),
         ([np.zeros((8, 16), np.float16)] * 3 + [[0.0]], TypeError, "w[3]: expected a numpy array"),
-        ([np.zeros((4, 8, 16), np.float16)] * 4, ValueError, "w[0]: expected a matrix [rows, cols]"),
+        (
+            [np.zeros((4, 8, 16), np.float16)] * 4,
+            ValueError,
+            "w[0]: expected a matrix [rows, cols]",
+        ),
         ("w", TypeError, "w: expected a numpy array or a list of matrices"),
     ],
 )
