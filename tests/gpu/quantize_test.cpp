@@ -4,18 +4,23 @@
 // one hot group, all empty, G = 1, G = 256, sum < M); stacked weights with
 // 128 x 128 blocks; NaN, infinities, zeros and subnormals; bad device sizes
 // clamped and flagged; repeated runs (the workspace must come back clean);
-// and CUDA graphs replayed after the sizes changed on the device. Every
-// output sits between guard bands and starts poisoned (quantize_case.h).
+// and CUDA graphs replayed after the sizes changed on the device. The plan's
+// three tile heights (64, 128 and 256 tokens, by the average group) each
+// take every format with sizes at their tile edges, bad sizes and a graph
+// replay. Every output sits between guard bands and starts poisoned
+// (quantize_case.h).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
 #include "gpu/quantize_case.h"
 #include "gpu/routing.h"
+#include "plan/quantize_plan.h"
 
 namespace gg::test {
 namespace {
@@ -48,6 +53,18 @@ class Quantize : public PathTest<gg_path> {
     s->columnwise = columnwise;
     s->rowwise_format = f;
     s->columnwise_format = f;
+  }
+
+  // The tile height the plan gives a ragged spec (both outputs of one format).
+  static int tile_rows(const QuantizeSpec& s) {
+    const QuantizeFormatSpec& f = s.rowwise ? s.rowwise_format : s.columnwise_format;
+    const QuantizeShape shape{s.rows,
+                              static_cast<int32_t>(s.sizes.size()),
+                              false,
+                              s.input,
+                              f.block == GG_BLOCK_128X128,
+                              s.columnwise && f.block == GG_BLOCK_1X128};
+    return plan_quantize(shape).tile_rows;
   }
 };
 
@@ -114,6 +131,31 @@ TEST_P(Quantize, EdgeSizes) {
       if (HasFailure()) return;
     }
   }
+}
+
+// Each tile height on every ragged format, both directions, 16-bit inputs:
+// seven groups whose sizes straddle the height (h - 1, h, h + 1, two
+// tiles and a bit) among 0, 1 and 33, with M = 7 h so that the plan picks h
+// (1x128 columnwise blocks never take 64-token tiles: they run at 128).
+TEST_P(Quantize, SmallEveryTileHeight) {
+  std::set<int> heights;
+  for (const int64_t h : {64, 128, 256}) {
+    const std::vector<int64_t> sizes = {h - 1, 0, h, 1, h + 1, 33, 2 * h + 5};
+    for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP16}) {
+      for (const QuantizeFormatSpec& f : ragged_formats()) {
+        QuantizeSpec s = ragged(sizes, 7 * h, 160);
+        s.input = input;
+        set_formats(&s, f, true, true);
+        const int rows = tile_rows(s);
+        SCOPED_TRACE("tiles of " + std::to_string(rows) + " tokens");
+        EXPECT_EQ(rows, f.block == GG_BLOCK_1X128 && h == 64 ? 128 : h);
+        heights.insert(rows);
+        expect_correct(s);
+        if (HasFailure()) return;
+      }
+    }
+  }
+  EXPECT_EQ(heights, (std::set<int>{64, 128, 256}));
 }
 
 // Groups placed by offsets: unaligned starts, gaps between groups (never
@@ -192,6 +234,8 @@ TEST_P(Quantize, SmallBadSizesClampedAndFlagged) {
     std::vector<int64_t> sizes;
     std::vector<int64_t> offsets;
   };
+  // Values for M = 256, scaled with M: three groups in M = 192, 256 and
+  // 768 take tiles of 64, 128 and 256 tokens.
   const std::vector<Bad> cases = {
       {"negative", {40, -5, 33}, {}},
       {"sum past M", {100, 150, 90}, {}},
@@ -199,55 +243,77 @@ TEST_P(Quantize, SmallBadSizesClampedAndFlagged) {
       {"offset out of range", {10, 20, 30}, {-4, 50, 260}},
       {"offset plus size past M", {10, 20, 100}, {0, 30, 200}},
   };
-  for (const Bad& c : cases) {
-    for (const QuantizeFormatSpec& f :
-         {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
-          QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP}}) {
-      SCOPED_TRACE(c.name);
-      QuantizeSpec s = ragged(c.sizes, 256, 64);
-      s.offsets = c.offsets;
-      set_formats(&s, f, true, true);
-      expect_correct(s);
-      if (HasFailure()) return;
+  const auto scaled = [](std::vector<int64_t> values, int64_t rows) {
+    for (int64_t& v : values) v = v * rows / 256;
+    return values;
+  };
+  for (const int64_t rows : {192, 256, 768}) {
+    for (const Bad& c : cases) {
+      for (const QuantizeFormatSpec& f :
+           {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+            QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP}}) {
+        SCOPED_TRACE(std::string(c.name) + ", M = " + std::to_string(rows));
+        QuantizeSpec s = ragged(scaled(c.sizes, rows), rows, 64);
+        s.offsets = scaled(c.offsets, rows);
+        set_formats(&s, f, true, true);
+        expect_correct(s);
+        if (HasFailure()) return;
+      }
     }
   }
 }
 
 // One captured call, replayed after the sizes (and the data) changed on the
-// device: nothing about the sizes may be learnt at capture time.
+// device: nothing about the sizes may be learnt at capture time. Eight
+// groups in 384 rows take 64-token tiles (1x128: 128), two in 768 rows
+// 256-token tiles.
 TEST_P(Quantize, SmallGraphReplaysWithChangedSizes) {
   std::mt19937_64 rng = test_rng("quantize graph");
-  const std::vector<std::vector<int64_t>> reroutes = {
-      random_sizes(8, 370, rng), {0, 0, 123, 0, 123, 0, 0, 1}, one_hot_sizes(8, 370, 6),
-      std::vector<int64_t>(8, 0), uniform_sizes(8, 384)};
-  for (const QuantizeFormatSpec& f :
-       {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
-        QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
-        QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
-        QuantizeFormatSpec{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE}}) {
-    QuantizeSpec s = ragged(uniform_sizes(8, 300), 384, 136);
-    set_formats(&s, f, true, true);
-    QuantizeGpuCase q(s, path());
-    SCOPED_TRACE(q.label());
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    check_cuda(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeGlobal),
-               "cudaStreamBeginCapture");
-    const ::testing::AssertionResult launched = q.launch(stream());
-    const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
-    ASSERT_TRUE(launched);
-    check_cuda(ended, "cudaStreamEndCapture");
-    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    for (size_t round = 0; round <= reroutes.size(); ++round) {
-      SCOPED_TRACE("replay " + std::to_string(round));
-      if (round > 0) q.resize(reroutes[round - 1], 100 + round);
-      check_cuda(cudaGraphLaunch(exec, stream()), "cudaGraphLaunch");
-      q.expect_matches_reference(stream());
-      if (HasFailure()) break;
+  struct Routing {
+    std::vector<int64_t> captured;
+    int64_t rows;
+    std::vector<std::vector<int64_t>> reroutes;
+  };
+  const std::vector<Routing> routings = {
+      {uniform_sizes(8, 300),
+       384,
+       {random_sizes(8, 370, rng), {0, 0, 123, 0, 123, 0, 0, 1}, one_hot_sizes(8, 370, 6),
+        std::vector<int64_t>(8, 0), uniform_sizes(8, 384)}},
+      {{300, 255},
+       768,
+       {random_sizes(2, 700, rng), {0, 513}, {768, 0}, {0, 0}, {257, 511}}},
+  };
+  for (const Routing& routing : routings) {
+    for (const QuantizeFormatSpec& f :
+         {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+          QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+          QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+          QuantizeFormatSpec{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE}}) {
+      QuantizeSpec s = ragged(routing.captured, routing.rows, 136);
+      const std::vector<std::vector<int64_t>>& reroutes = routing.reroutes;
+      set_formats(&s, f, true, true);
+      QuantizeGpuCase q(s, path());
+      SCOPED_TRACE(q.label());
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      check_cuda(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeGlobal),
+                 "cudaStreamBeginCapture");
+      const ::testing::AssertionResult launched = q.launch(stream());
+      const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+      ASSERT_TRUE(launched);
+      check_cuda(ended, "cudaStreamEndCapture");
+      check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+      for (size_t round = 0; round <= reroutes.size(); ++round) {
+        SCOPED_TRACE("replay " + std::to_string(round));
+        if (round > 0) q.resize(reroutes[round - 1], 100 + round);
+        check_cuda(cudaGraphLaunch(exec, stream()), "cudaGraphLaunch");
+        q.expect_matches_reference(stream());
+        if (HasFailure()) break;
+      }
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      if (HasFailure()) return;
     }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    if (HasFailure()) return;
   }
 }
 

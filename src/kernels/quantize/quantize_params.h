@@ -38,6 +38,7 @@ struct QuantizeParams {
   gg_index_type index_type;
   int64_t rows;                // M (ragged) or N (stacked)
   int64_t cols;                // K
+  int tile_rows;               // tokens per tile: 64, 128 or 256 (plan/quantize_plan.h)
 
   const void* input;
   gg_dtype input_type;

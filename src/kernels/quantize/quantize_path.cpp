@@ -4,7 +4,8 @@
 // nothing, so there is no second kernel to choose.
 //
 // A run is one launch, or two when an fp32 scale or the amax output needs
-// each group's amax first (grouped_quantize.cu). The host reads nothing from
+// each group's amax first (quantize_kernel.cuh), of the tile height the plan
+// picks (plan/quantize_plan.h). The host reads nothing from
 // the device and allocates nothing: the run can be captured in a CUDA graph
 // and replayed after the sizes change.
 #include <cuda_runtime_api.h>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "api/error.h"
+#include "api/log.h"
 #include "common/groups.h"
 #include "common/workspace.h"
 #include "formats/block_quant.h"
@@ -22,6 +24,7 @@
 #include "kernels/quantize/grouped_quantize.h"
 #include "kernels/quantize/quantize_params.h"
 #include "kernels/tile_scheduler.h"
+#include "plan/quantize_plan.h"
 
 namespace gg {
 namespace {
@@ -81,6 +84,9 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.index_type = d.group_sizes.type;
   p.rows = tokens;
   p.cols = k;
+  const QuantizePlan plan = plan_quantize(quantize_shape(d));
+  if (api::log_enabled()) api::log_line(plan.describe());
+  p.tile_rows = plan.tile_rows;
   p.input = d.input.data;
   p.input_type = d.input.dtype;
   p.input_stride = d.input.strides[d.input.rank - 2];

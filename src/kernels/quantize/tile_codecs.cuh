@@ -1,5 +1,5 @@
 // The per-format codecs of the grouped-quantize tile writers
-// (grouped_quantize.cu): for each output format, which elements share a
+// (quantize_kernel.cuh): for each output format, which elements share a
 // scale, how a block's amax becomes its stored scale and the per-element
 // parameter, and how two elements are coded under a parameter. The tile
 // writers are templates on these, so their inner loops are straight code

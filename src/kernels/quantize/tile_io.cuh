@@ -1,4 +1,4 @@
-// The grouped quantizer's tile I/O (grouped_quantize.cu): the input tile as
+// The grouped quantizer's tile I/O (quantize_kernel.cuh): the input tile as
 // it lies in shared memory (raw input words in panels of 128-byte rows,
 // 16-byte chunks swizzled by row), its copy from global memory by cp.async
 // (zero-filled past the tile's valid rows and columns), the 16-byte loads of
@@ -17,10 +17,14 @@
 
 namespace gg::quantize {
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
-constexpr int kTm = 128;        // tokens per tile: a 1x128 column block or a 128x128 block fits
+// A tile is kTm tokens x kTk K-elements, kTm = 64, 128 or 256 by the plan
+// (plan/quantize_plan.h), coded by a CTA of 2 kTm threads: a columnwise
+// thread takes a column pair of 32 tokens, a rowwise thread runs of two rows.
 constexpr int kTk = kTileCols;  // K elements per tile
+template <int kTm>
+constexpr int kThreadsOf = 2 * kTm;
+template <int kTm>
+constexpr int kWarpsOf = kThreadsOf<kTm> / 32;
 
 struct Tile {
   int32_t g;
@@ -102,7 +106,7 @@ struct InputType<GG_DTYPE_FP32> {
 
 // Facts of the tile layout for one input type. A stage holds the tile as
 // panels: panel p is the elements of the tile's K range that fall in bytes
-// 128 p .. 128 p + 127 of every row, kTm rows of 128 bytes (16 KB).
+// 128 p .. 128 p + 127 of every row, kTm rows of 128 bytes.
 template <gg_dtype kIn>
 struct TileShape {
   using In = InputType<kIn>;
@@ -111,9 +115,9 @@ struct TileShape {
   static constexpr int kVec = 16 / kBytes;              // elements per 16-byte chunk
   static constexpr int kPairsPerVec = kVec / 2;
   static constexpr int kRowChunks = kTk / kVec;         // 16-byte chunks per tile row
-  static constexpr int kChunks = kTm * kRowChunks;      // per tile
-  static constexpr int kTileBytes = kTm * kTk * kBytes;
   static constexpr int kPanelChunks = 8;                // 16-byte chunks of a panel row
+  template <int kTm>
+  static constexpr int kTileBytes = kTm * kTk * kBytes;
 };
 
 // Where 16-byte chunk c of tile row r lies in a stage (in chunks from its
@@ -121,7 +125,7 @@ struct TileShape {
 // meet every bank once per phase when a phase's eight lanes read one chunk
 // of eight rows (the rowwise runs), 128 bytes of one row (the columnwise
 // pairs) or eight chunks of one row (the copies in).
-template <gg_dtype kIn>
+template <gg_dtype kIn, int kTm>
 __device__ __forceinline__ int tile_chunk(int r, int c) {
   constexpr int kPanelChunks = TileShape<kIn>::kPanelChunks;
   return ((c / kPanelChunks) * kTm + r) * kPanelChunks + ((c % kPanelChunks) ^ (r % 8));
@@ -198,11 +202,11 @@ __device__ void cp_async_wait() {
 // loaded element by element and stored here, synchronously. The descriptor's fields are read
 // once: it may live in shared memory, which the copies write, so the
 // compiler would reload them after every copy.
-template <gg_dtype kIn>
+template <gg_dtype kIn, int kTm>
 __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
                           uint4* stage) {
   using Shape = TileShape<kIn>;
-  constexpr int kRowStep = kThreads / Shape::kRowChunks;  // a thread's column, every kRowStep rows
+  constexpr int kRowStep = kThreadsOf<kTm> / Shape::kRowChunks;  // a thread's column, every kRowStep rows
   static_assert(kRowStep % 8 == 0, "a thread's rows keep their swizzle");
   const int rows = t.rows;
   const int cols = t.cols;
@@ -216,7 +220,7 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
   // A thread's rows keep r0's swizzle: its chunk steps down its panel.
   constexpr int kChunkStep = kRowStep * Shape::kPanelChunks;
   uint4* chunk =
-      stage + tile_chunk<kIn>(r0, static_cast<int>(threadIdx.x) % Shape::kRowChunks);
+      stage + tile_chunk<kIn, kTm>(r0, static_cast<int>(threadIdx.x) % Shape::kRowChunks);
   if (p.aligned_input) {
     // The same source size for every row of the tile: the copies of a
     // column past the valid ones read nothing from one place; the zero

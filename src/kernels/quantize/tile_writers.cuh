@@ -1,6 +1,6 @@
-// Coding one staged input tile of the grouped quantizer (grouped_quantize.cu
+// Coding one staged input tile of the grouped quantizer (quantize_kernel.cuh
 // streams the tiles in): rowwise and columnwise outputs of one format from
-// one read of the tile, by all kThreads threads of the CTA.
+// one read of the tile, by all the CTA's threads.
 //
 //   columnwise: a thread takes two adjacent K columns (one 32-bit word of a
 //               16-bit input) of 32 tokens, so that a warp's shared-memory
@@ -125,6 +125,7 @@ __device__ uint32_t decision_max_bits(typename InputType<kIn>::Mag m) {
 
 constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
 constexpr int kRowRun = 32;        // elements of a rowwise thread's run
+template <int kTm>
 constexpr int kMaxColumnBlocks = kTm / 16;  // columnwise blocks a tile column can hold
 
 __device__ inline uint32_t warp_max(uint32_t v) {
@@ -240,7 +241,7 @@ struct TileContext {
 // chunks' slots), so everything but the row's offsets is set up once. Warps
 // run whole: rows past the tile's up to the warp's last are read and store
 // nothing, so the shuffles take the full mask.
-template <gg_dtype kIn, class Codec>
+template <gg_dtype kIn, int kTm, class Codec>
 __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint4* tile,
                               const Codec& codec, const TileContext& ctx) {
   using Shape = TileShape<kIn>;
@@ -248,7 +249,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
   constexpr int kVec = Shape::kVec;
   constexpr int kRunChunks = kRowRun / kVec;
   constexpr int kRowRuns = kTk / kRowRun;
-  constexpr int kRowStep = kThreads / kRowRuns;
+  constexpr int kRowStep = kThreadsOf<kTm> / kRowRuns;
   constexpr int kWarpRows = 32 / kRowRuns;
   // Elements under one scale decision within the run, and runs sharing a block.
   constexpr int kSpan = Codec::kBlock > 0 && Codec::kBlock < kRowRun ? Codec::kBlock : kRowRun;
@@ -280,7 +281,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
   const uint4* chunks[kRunChunks];
 #pragma unroll
   for (int j = 0; j < kRunChunks; ++j) {
-    chunks[j] = tile + tile_chunk<kIn>(first_row, run * kRunChunks + j);
+    chunks[j] = tile + tile_chunk<kIn, kTm>(first_row, run * kRunChunks + j);
   }
 #pragma unroll 1
   for (int r = first_row, offset = 0; r < warp_rows; r += kRowStep,
@@ -354,7 +355,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
 // (tile_chunk; stages are 128-byte aligned): the XOR is taken on a 32-bit
 // shared address, where generic pointers to the eight slots cost registers
 // enough to spill.
-template <gg_dtype kIn>
+template <gg_dtype kIn, int kTm>
 struct ColumnRun {
   using In = InputType<kIn>;
   using Pair = typename In::Pair;
@@ -371,7 +372,7 @@ struct ColumnRun {
     chunk = warp / 2;
     live = chunk * kColumnTokens < t.rows;
     first = static_cast<uint32_t>(__cvta_generic_to_shared(
-                tile + tile_chunk<kIn>(chunk * kColumnTokens, pair / kPairsPerChunk))) +
+                tile + tile_chunk<kIn, kTm>(chunk * kColumnTokens, pair / kPairsPerChunk))) +
             (pair % kPairsPerChunk) * static_cast<uint32_t>(sizeof(Pair));
     half[0] = half[1] = In::zero();
     if (!live) return;
@@ -432,20 +433,21 @@ __device__ void column_codes_by_thresholds(const Run& run, const ScaleDivider (&
 }
 
 // Shared memory of the quantize pass past the stages.
+template <int kTm>
 struct CodeStage {
   // Columnwise codes: one row per K column of the tile, tokens along it
   // (kTm bytes of fp8, kTm / 2 of e2m1).
   uint32_t codes[kTk * kTm / 4];
   uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
-  uint32_t warp_amax[kWarps];                      // the tile amax (128x128), per warp
+  uint32_t warp_amax[kWarpsOf<kTm>];               // the tile amax (128x128), per warp
   // Columnwise byte scales (mxfp8, nvfp4): per K column, its blocks of 16 or 32 tokens.
-  uint8_t column_scales[kTk][kMaxColumnBlocks];
+  uint8_t column_scales[kTk][kMaxColumnBlocks<kTm>];
 };
 
 // Word index of word j of code row k: rows of kTm * kBits / 32 words whose
 // 16-byte chunks are permuted by k / 2, so the eight lanes of a store phase
 // (rows 2l or 2l + 1, one offset) hit distinct banks.
-template <int kBits>
+template <int kBits, int kTm>
 __device__ int code_index(int k, int j) {
   constexpr int kRowWords = kTm * kBits / 32;
   constexpr int kRowChunks = kRowWords / 4;
@@ -455,9 +457,10 @@ __device__ int code_index(int k, int j) {
 // The columnwise output of a tile, into the code stage: output rows = K,
 // columns = tokens, blocks along tokens from the group start. Both columns
 // of the run are coded together, so each pair is read once more.
-template <gg_dtype kIn, class Codec>
+template <gg_dtype kIn, int kTm, class Codec>
 __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out, const Tile& t,
-                                const ColumnRun<kIn>& run, CodeStage* stage, const Codec& codec,
+                                const ColumnRun<kIn, kTm>& run, CodeStage<kTm>* stage,
+                                const Codec& codec,
                                 const TileContext& ctx) {
   using In = InputType<kIn>;
   constexpr int kBits = Codec::kBits;
@@ -477,9 +480,12 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
     for (int s = 0; s < kSpans; ++s) {
       uint32_t amax = kSpans == 2 ? run.amax_bits(h, s) : max(run.amax_bits(h, 0), run.amax_bits(h, 1));
       float param = ctx.tile_param;
-      if constexpr (kBlock == 128) {  // the column's four chunks
+      if constexpr (kBlock == 128) {  // the four chunks of the run's block
         amax = 0;
-        for (int c = 0; c * kColumnTokens < t.rows; ++c) amax = max(amax, stage->chunk_amax[c][k]);
+        const int first_chunk = run.chunk / 4 * 4;
+        for (int c = first_chunk; c < first_chunk + 4 && c * kColumnTokens < t.rows; ++c) {
+          amax = max(amax, stage->chunk_amax[c][k]);
+        }
       }
       if constexpr (kBlock > 0) {
         const BlockDecision decision = codec.decide(fmt::bits_float(amax));
@@ -529,7 +535,7 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
 #pragma unroll
     for (int w = 0; w < kWords; w += 4) {
       *reinterpret_cast<uint4*>(stage->codes +
-                                code_index<kBits>(2 * run.pair + h, run.chunk * kWords + w)) =
+                                code_index<kBits, kTm>(2 * run.pair + h, run.chunk * kWords + w)) =
           make_uint4(codes[h][w], codes[h][w + 1], codes[h][w + 2], codes[h][w + 3]);
     }
   }
@@ -546,9 +552,10 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
 // job, carried by hand rather than divided out. Code words before or past
 // the row's are read from within the row (the chunk index wraps): their
 // bits fall on elements outside the group, which the store leaves alone.
-template <int kBits>
+template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
-                                    const CodeStage* stage) {
+                                    const CodeStage<kTm>* stage) {
+  constexpr int kThreads = kThreadsOf<kTm>;
   constexpr int kPerChunk = 128 / kBits;  // elements per 16-byte chunk
   constexpr int kRowWords = kTm * kBits / 32;
   constexpr int kCodeChunks = kRowWords / 4;  // 16-byte chunks of a code row
@@ -637,20 +644,22 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
 // that a warp's bytes fall on four rows' lines instead of each lane storing
 // to a row of its own. A thread keeps its block and steps its column (and
 // both addresses) by a constant.
-__device__ inline void copy_out_column_scales(const QuantizeParams& p, const Tile& t, int64_t matrix,
-                                       const CodeStage* stage) {
-  constexpr int kColumnStep = kThreads / kMaxColumnBlocks;
+template <int kTm>
+__device__ void copy_out_column_scales(const QuantizeParams& p, const Tile& t, int64_t matrix,
+                                       const CodeStage<kTm>* stage) {
+  constexpr int kColumnStep = kThreadsOf<kTm> / kMaxColumnBlocks<kTm>;
   const OutputParams& out = p.columnwise;
-  const int block = static_cast<int>(threadIdx.x) % kMaxColumnBlocks;
+  const int block = static_cast<int>(threadIdx.x) % kMaxColumnBlocks<kTm>;
   if (block * out.block >= t.rows) return;
-  int k = static_cast<int>(threadIdx.x) / kMaxColumnBlocks;
+  int k = static_cast<int>(threadIdx.x) / kMaxColumnBlocks<kTm>;
   uint8_t* scale = out.block_scales + matrix * out.scale_matrix_entries +
                    (t.k0 + k) * out.scale_row_length + (p.stacked ? 0 : t.first_block) +
                    t.row0 / out.block + block;
   const int64_t step = kColumnStep * out.scale_row_length;
   const uint8_t* staged = &stage->column_scales[k][block];
 #pragma unroll 4
-  for (; k < t.cols; k += kColumnStep, scale += step, staged += kColumnStep * kMaxColumnBlocks) {
+  for (; k < t.cols; k += kColumnStep, scale += step,
+                     staged += kColumnStep * kMaxColumnBlocks<kTm>) {
     *scale = *staged;
   }
 }
@@ -679,14 +688,14 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
 
 // Codes one tile from its stage. Every thread calls it (it has barriers).
 // Inlined: as a call it would take the tile descriptor through the stack.
-template <gg_dtype kIn>
+template <gg_dtype kIn, int kTm>
 __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t,
-                                          const uint4* tile, CodeStage* stage,
+                                          const uint4* tile, CodeStage<kTm>* stage,
                                           bool need_tile_amax) {
   const int64_t matrix = p.stacked ? t.g : 0;
   const bool columnwise = p.columnwise.data != nullptr;
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
-  ColumnRun<kIn> run;
+  ColumnRun<kIn, kTm> run;
   if (columnwise || need_tile_amax) run.load(tile, t);
   if (long_blocks) {
 #pragma unroll
@@ -703,19 +712,19 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   float tile_amax = 0.0f;
   if (need_tile_amax) {
     uint32_t all = 0;
-    for (int w = 0; w < kWarps; ++w) all = max(all, stage->warp_amax[w]);
+    for (int w = 0; w < kWarpsOf<kTm>; ++w) all = max(all, stage->warp_amax[w]);
     tile_amax = fmt::bits_float(all);
   }
   if (columnwise) {
     with_codec(p.columnwise, outer_scale(p.columnwise, p, t.g), [&](const auto& codec) {
       const TileContext ctx{matrix, tile_param_of(codec, p.columnwise, t, matrix, tile_amax, true)};
-      code_columnwise<kIn>(p, p.columnwise, t, run, stage, codec, ctx);
+      code_columnwise<kIn, kTm>(p, p.columnwise, t, run, stage, codec, ctx);
     });
   }
   if (p.rowwise.data != nullptr) {
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
       const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
-      write_rowwise<kIn>(p.rowwise, t, tile, codec, ctx);
+      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx);
     });
   }
 }

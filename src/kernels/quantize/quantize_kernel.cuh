@@ -4,10 +4,14 @@
 // at memory bandwidth: per element a few instructions, and the next tile's
 // input always in flight.
 //
-// Work is cut into tiles of 128 tokens x 128 K-elements that never cross a
-// group: group g's tiles start at its first token, so every columnwise block
-// (16, 32 or 128 tokens, restarting at every group start) and every 128x128
-// block lies inside one tile. No metadata kernel and no table in global
+// Work is cut into tiles of kTm tokens x 128 K-elements that never cross a
+// group, coded by CTAs of 2 kTm threads; kTm is 64, 128 or 256, one
+// instance each, as the plan picks from the average group (short groups
+// keep every thread on their rows, long ones write longer columnwise runs;
+// plan/quantize_plan.h). Group g's tiles start at its first token, so every
+// columnwise block (16, 32 or 128 tokens, restarting at every group start;
+// 1x128 blocks only with kTm >= 128) and every 128x128 block (only with kTm
+// = 128) lies inside one tile. No metadata kernel and no table in global
 // memory: every CTA of the persistent grid scans the device sizes itself,
 // 128 groups at a time (CUB block scans of the clamped extents by
 // gg::clamp_group, the tile prefix and the columnwise first-block prefix as
@@ -30,6 +34,8 @@
 // scales and the flags, and its last CTA to finish (a counter in the
 // workspace) zeroes the words and the counter, so the next call (or graph
 // replay) starts clean without a memset launch.
+#pragma once
+
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -54,7 +60,8 @@ constexpr int kStageAlignment = 128;
 
 enum class Pass { kAmax, kQuantize };
 
-using Scan = cub::BlockScan<int64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;
+template <int kTm>
+using Scan = cub::BlockScan<int64_t, kThreadsOf<kTm>, cub::BLOCK_SCAN_WARP_SCANS>;
 
 // ---- the per-CTA group table ----
 
@@ -75,15 +82,17 @@ __host__ __device__ inline int64_t max64(int64_t a, int64_t b) { return a > b ? 
 
 // ---- the amax pass over one tile ----
 
-template <gg_dtype kIn>
+template <gg_dtype kIn, int kTm>
 __device__ typename InputType<kIn>::Mag amax_tile(const QuantizeParams& p, const Tile& t,
                                                   int64_t input_base) {
   using Shape = TileShape<kIn>;
   using In = InputType<kIn>;
+  constexpr int kThreads = kThreadsOf<kTm>;
   constexpr int kBatch = 8;  // 16-byte loads in flight before any is used
+  static_assert(kTm * Shape::kRowChunks % (kBatch * kThreads) == 0, "whole batches");
   typename In::Mag m = In::zero();
 #pragma unroll 1
-  for (int first = 0; first < Shape::kChunks / kThreads; first += kBatch) {
+  for (int first = 0; first < kTm * Shape::kRowChunks / kThreads; first += kBatch) {
     uint4 v[kBatch];
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
@@ -98,6 +107,7 @@ __device__ typename InputType<kIn>::Mag amax_tile(const QuantizeParams& p, const
 }
 
 // Merges the CTA's running amax into group g's word (every thread calls it).
+template <int kTm>
 __device__ void flush_group_amax(const QuantizeParams& p, int32_t g, uint32_t* amax,
                                  uint32_t* reduce) {
   const uint32_t warp = warp_max(*amax);
@@ -106,7 +116,7 @@ __device__ void flush_group_amax(const QuantizeParams& p, int32_t g, uint32_t* a
   __syncthreads();
   if (threadIdx.x == 0) {
     uint32_t all = 0;
-    for (int w = 0; w < kWarps; ++w) all = max(all, reduce[w]);
+    for (int w = 0; w < kWarpsOf<kTm>; ++w) all = max(all, reduce[w]);
     if (all != 0) atomicMax(p.amax_bits + g, all);  // the words start at 0
   }
   __syncthreads();
@@ -128,6 +138,7 @@ __device__ void divide(int64_t a, int64_t b, int64_t* q, int64_t* r) {
 
 // Tile `index` of the chunk of `count` groups from group `base`: its group
 // is the first whose tile_end exceeds `index`.
+template <int kTm>
 __device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_t index,
                         int64_t tiles_k, int64_t cols) {
   int lo = 0, hi = count - 1;
@@ -155,18 +166,23 @@ __device__ inline int64_t input_base_of(const QuantizeParams& p, const Tile& t) 
   return (p.stacked ? t.g * p.input_matrix_stride : 0) + t.k0;
 }
 
-// CTAs per SM the register allocation must allow: two (128 registers a
-// thread) for 16-bit input, whose two stages and code stage take 82 KB of
-// shared memory; one for fp32 input (146 KB); four for the amax pass.
-template <gg_dtype kIn, Pass kPass>
+// CTAs per SM the register allocation must allow, as if tiles were 128
+// tokens high (a CTA of 2 kTm threads counts kTm / 128 of them): two (128
+// registers a thread) for 16-bit input, whose two stages and code stage
+// take 82 KB of shared memory a 128-token tile; one for fp32 input (146
+// KB); four for the amax pass.
+template <gg_dtype kIn, Pass kPass, int kTm>
 constexpr int min_blocks() {
-  return kPass == Pass::kAmax ? 4 : (kIn == GG_DTYPE_FP32 ? 1 : 2);
+  const int per_128 = kPass == Pass::kAmax ? 4 : (kIn == GG_DTYPE_FP32 ? 1 : 2);
+  return per_128 * 128 / kTm > 0 ? per_128 * 128 / kTm : 1;
 }
 
-template <gg_dtype kIn, Pass kPass>
-__global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
+template <gg_dtype kIn, Pass kPass, int kTm>
+__global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>()))
     quantize_kernel(const __grid_constant__ QuantizeParams p) {
   using Shape = TileShape<kIn>;
+  constexpr int kThreads = kThreadsOf<kTm>;
+  static_assert(kThreads >= kChunk, "a thread per group of a chunk");
   extern __shared__ uint4 dynamic_smem[];  // the stages, then the code stage
   // Aligned by an offset from the array, not through an integer cast, so
   // that the compiler still knows every pointer into the stages and the code
@@ -175,10 +191,11 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
   const uint32_t raw_address = static_cast<uint32_t>(__cvta_generic_to_shared(dynamic_smem));
   uint4* stages = dynamic_smem + (kStageAlignment - raw_address % kStageAlignment) %
                                      kStageAlignment / sizeof(uint4);
-  CodeStage* code_stage = reinterpret_cast<CodeStage*>(stages + kStages * Shape::kTileBytes / 16);
+  CodeStage<kTm>* code_stage =
+      reinterpret_cast<CodeStage<kTm>*>(stages + kStages * Shape::template kTileBytes<kTm> / 16);
   __shared__ GroupChunk chunk;
-  __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ uint32_t reduce[kWarps];
+  __shared__ typename Scan<kTm>::TempStorage scan_storage;
+  __shared__ uint32_t reduce[kWarpsOf<kTm>];
   __shared__ Tile tile_ring[3];  // the quantize pass: descriptors of the next tiles
 
   const int64_t tiles_k = (p.cols + kTk - 1) / kTk;
@@ -218,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
       counted = counted_size(raw_size, p.rows);
     }
     int64_t rows_inclusive = 0, rows_total = 0;
-    Scan(scan_storage).InclusiveSum(counted, rows_inclusive, rows_total);
+    Scan<kTm>(scan_storage).InclusiveSum(counted, rows_inclusive, rows_total);
     if (live) {
       if (p.stacked) {
         extent = GroupExtent{0, p.rows};
@@ -233,9 +250,9 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
     const int64_t blocks = col_block > 0 ? ceil_div(extent.size, col_block) : 0;
     int64_t tiles_inclusive = 0, tiles_total = 0, blocks_inclusive = 0, blocks_total = 0;
     __syncthreads();  // the scan storage is reused
-    Scan(scan_storage).InclusiveSum(tiles, tiles_inclusive, tiles_total);
+    Scan<kTm>(scan_storage).InclusiveSum(tiles, tiles_inclusive, tiles_total);
     __syncthreads();
-    Scan(scan_storage).InclusiveSum(blocks, blocks_inclusive, blocks_total);
+    Scan<kTm>(scan_storage).InclusiveSum(blocks, blocks_inclusive, blocks_total);
     if (threadIdx.x < kChunk) {
       chunk.start[threadIdx.x] = extent.start;
       chunk.size[threadIdx.x] = extent.size;
@@ -269,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
     const int64_t first = tiles_before + (static_cast<int64_t>(blockIdx.x) -
                                           tiles_before % gridDim.x + gridDim.x) % gridDim.x;
     const auto tile_of = [&](int64_t i) {
-      return tile_at(chunk, count, base, first + i * gridDim.x, tiles_k, p.cols);
+      return tile_at<kTm>(chunk, count, base, first + i * gridDim.x, tiles_k, p.cols);
     };
     const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
     if (kPass == Pass::kQuantize && threadIdx.x == 0) {
@@ -283,39 +300,41 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
         if (t.g != amax_group) {  // the same for the whole CTA
           if (amax_group >= 0) {
             uint32_t bits = max_bits<kIn>(group_amax);
-            flush_group_amax(p, amax_group, &bits, reduce);
+            flush_group_amax<kTm>(p, amax_group, &bits, reduce);
             group_amax = InputType<kIn>::zero();
           }
           amax_group = t.g;
         }
-        const Mag m = amax_tile<kIn>(p, t, input_base_of(p, t));
+        const Mag m = amax_tile<kIn, kTm>(p, t, input_base_of(p, t));
         group_amax = InputType<kIn>::max(group_amax, m);
         tensor_amax = InputType<kIn>::max(tensor_amax, m);
       }
     } else {
-      const auto stage = [&](int64_t i) { return stages + (i % kStages) * (Shape::kTileBytes / 16); };
+      const auto stage = [&](int64_t i) {
+        return stages + (i % kStages) * (Shape::template kTileBytes<kTm> / 16);
+      };
       // Tile i's descriptor is in tile_ring[i % 3]: thread 0 finds tile i + 2
       // while tile i is coded, the others read it when they start its copy.
-      if (mine > 0) fill_tile<kIn>(p, tile_ring[0], input_base_of(p, tile_ring[0]), stage(0));
+      if (mine > 0) fill_tile<kIn, kTm>(p, tile_ring[0], input_base_of(p, tile_ring[0]), stage(0));
       cp_async_commit();
       for (int64_t i = 0; i < mine; ++i) {
         if (i + 1 < mine) {  // the next tile streams in while this one is coded
           const Tile& next = tile_ring[(i + 1) % 3];
-          fill_tile<kIn>(p, next, input_base_of(p, next), stage(i + 1));
+          fill_tile<kIn, kTm>(p, next, input_base_of(p, next), stage(i + 1));
         }
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();  // the tile is in; the code stage is free again
         const Tile t = tile_ring[i % 3];
         if (threadIdx.x == 0 && i + 2 < mine) tile_ring[(i + 2) % 3] = tile_of(i + 2);
-        code_tile<kIn>(p, t, stage(i), code_stage, need_tile_amax);
+        code_tile<kIn, kTm>(p, t, stage(i), code_stage, need_tile_amax);
         __syncthreads();  // the codes are staged; the tile's stage is free again
         if (p.columnwise.data != nullptr) {
           const int64_t matrix = p.stacked ? t.g : 0;
           if (p.columnwise.dtype == GG_DTYPE_E2M1) {
-            copy_out_columnwise<4>(p.columnwise, t, matrix, code_stage);
+            copy_out_columnwise<4, kTm>(p.columnwise, t, matrix, code_stage);
           } else {
-            copy_out_columnwise<8>(p.columnwise, t, matrix, code_stage);
+            copy_out_columnwise<8, kTm>(p.columnwise, t, matrix, code_stage);
           }
           if (p.columnwise.scaling == GG_BLOCK_MX32 || p.columnwise.scaling == GG_BLOCK_NV16) {
             copy_out_column_scales(p, t, matrix, code_stage);
@@ -329,7 +348,7 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
   if constexpr (kPass == Pass::kAmax) {
     if (amax_group >= 0) {
       uint32_t bits = max_bits<kIn>(group_amax);
-      flush_group_amax(p, amax_group, &bits, reduce);
+      flush_group_amax<kTm>(p, amax_group, &bits, reduce);
     }
     const uint32_t warp = warp_max(max_bits<kIn>(tensor_amax));
     if (threadIdx.x % 32 == 0 && warp != 0) atomicMax(p.amax_bits + p.groups, warp);
@@ -350,13 +369,15 @@ __global__ void __launch_bounds__(kThreads, (min_blocks<kIn, kPass>()))
   if (threadIdx.x == 0) *p.done = 0;
 }
 
-template <gg_dtype kIn, Pass kPass>
+template <gg_dtype kIn, Pass kPass, int kTm>
 cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count,
                    cudaStream_t stream) {
-  const auto kernel = quantize_kernel<kIn, kPass>;
+  const auto kernel = quantize_kernel<kIn, kPass, kTm>;
+  constexpr int kThreads = kThreadsOf<kTm>;
   const size_t smem = kPass == Pass::kQuantize
-                          ? kStageAlignment + static_cast<size_t>(kStages) * TileShape<kIn>::kTileBytes +
-                                sizeof(CodeStage)
+                          ? kStageAlignment +
+                                static_cast<size_t>(kStages) * TileShape<kIn>::template kTileBytes<kTm> +
+                                sizeof(CodeStage<kTm>)
                           : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -371,35 +392,16 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
   return cudaGetLastError();
 }
 
-template <gg_dtype kIn>
+}  // namespace
+
+template <gg_dtype kIn, int kTm>
 cudaError_t launch_passes(const QuantizeParams& params, int sm_count, cudaStream_t stream) {
   const int64_t bound = max_tiles(params);
   if (params.amax_pass) {
-    const cudaError_t error = launch<kIn, Pass::kAmax>(params, bound, sm_count, stream);
+    const cudaError_t error = launch<kIn, Pass::kAmax, kTm>(params, bound, sm_count, stream);
     if (error != cudaSuccess) return error;
   }
-  return launch<kIn, Pass::kQuantize>(params, bound, sm_count, stream);
-}
-
-}  // namespace
-
-int64_t max_tiles(const QuantizeParams& p) {
-  const int64_t tiles_k = ceil_div(p.cols, kTk);
-  if (p.stacked) return p.groups * ceil_div(p.rows, kTm) * tiles_k;
-  // Prefix-sum groups hold at most one partial tile each; groups placed by
-  // offsets may each span all M rows.
-  const int64_t m_tiles = p.offsets == nullptr ? ragged_block_capacity(p.rows, kTm, p.groups)
-                                               : p.groups * ceil_div(p.rows, kTm);
-  return m_tiles * tiles_k;
-}
-
-cudaError_t launch_grouped_quantize(const QuantizeParams& params, int sm_count,
-                                    cudaStream_t stream) {
-  switch (params.input_type) {
-    case GG_DTYPE_BF16: return launch_passes<GG_DTYPE_BF16>(params, sm_count, stream);
-    case GG_DTYPE_FP16: return launch_passes<GG_DTYPE_FP16>(params, sm_count, stream);
-    default: return launch_passes<GG_DTYPE_FP32>(params, sm_count, stream);
-  }
+  return launch<kIn, Pass::kQuantize, kTm>(params, bound, sm_count, stream);
 }
 
 }  // namespace gg::quantize

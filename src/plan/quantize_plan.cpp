@@ -1,0 +1,52 @@
+// The grouped quantizer's tile height (see quantize_plan.h).
+#include "plan/quantize_plan.h"
+
+#include <string>
+
+#include "api/names.h"
+
+namespace gg {
+
+QuantizePlan plan_quantize(const QuantizeShape& shape) {
+  QuantizePlan plan{shape, 128, {}};
+  const int64_t rows_per_group =
+      shape.stacked || shape.groups <= 0 ? shape.rows : shape.rows / shape.groups;
+  const std::string average = (shape.stacked ? "matrices of " : "groups average ") +
+                              std::to_string(rows_per_group) + " rows";
+  if (shape.square_blocks) {
+    plan.reason = "128 x 128 blocks";
+  } else if (shape.input == GG_DTYPE_FP32) {
+    plan.reason = "fp32 input";
+  } else if (rows_per_group <= kQuantizeShortGroupRows && !shape.long_column_blocks) {
+    plan.tile_rows = 64;
+    plan.reason = average;
+  } else if (rows_per_group >= kQuantizeLongGroupRows) {
+    plan.tile_rows = 256;
+    plan.reason = average;
+  } else {
+    plan.reason = average;
+  }
+  return plan;
+}
+
+QuantizeShape quantize_shape(const gg_quantize_desc& d) {
+  const bool stacked = d.group_sizes.sizes == nullptr;
+  const auto has = [](const gg_tensor& t, gg_block_scaling scaling) {
+    return t.data != nullptr && t.block_scaling == scaling;
+  };
+  return QuantizeShape{d.input.shape[d.input.rank - 2],
+                       d.num_groups,
+                       stacked,
+                       d.input.dtype,
+                       has(d.rowwise, GG_BLOCK_128X128) || has(d.columnwise, GG_BLOCK_128X128),
+                       has(d.columnwise, GG_BLOCK_1X128)};
+}
+
+std::string QuantizePlan::describe() const {
+  return std::string("quantize ") + api::dtype_name(shape.input) + (shape.stacked ? " stacked" : "") +
+         " rows=" + std::to_string(shape.rows) + " G=" + std::to_string(shape.groups) +
+         ": tiles of " + std::to_string(tile_rows) + " tokens x 128, " +
+         std::to_string(2 * tile_rows) + " threads (" + reason + ")";
+}
+
+}  // namespace gg

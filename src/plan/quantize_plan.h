@@ -1,0 +1,61 @@
+// The grouped quantizer's tile height, from static facts only.
+//
+// A CTA of the quantize kernels (kernels/quantize/) codes tiles of kTm
+// tokens x 128 K-elements with 2 kTm threads, and a tile never crosses a
+// group, so each group's last tile is partly empty. Like the GEMM plan
+// (plan.h), this one sees what the host knows before a launch -- the rows
+// (M of a ragged input, N of each stacked matrix), the group count, the
+// input type and the block shapes asked for -- and never the device-side
+// sizes, so one plan holds for every replay of a captured graph. Pure
+// functions, tested on the CPU (tests/plan/).
+#pragma once
+
+#include <stdint.h>
+
+#include <string>
+
+#include "groupgemm/groupgemm.h"
+
+namespace gg {
+
+struct QuantizeShape {
+  int64_t rows;    // ragged: M, the token capacity; stacked: N, each matrix's rows
+  int32_t groups;
+  bool stacked;
+  gg_dtype input;
+  bool square_blocks;       // an output of 128 x 128 blocks: a tile is one block high
+  bool long_column_blocks;  // a columnwise 1 x 128 output: a tile holds whole blocks
+};
+
+// Groups averaging at most this many rows take 64-token tiles, which keep
+// all of a CTA's threads on the group's rows; groups averaging at least
+// kQuantizeLongGroupRows take 256-token tiles, whose columnwise code rows
+// leave as 256-byte runs (fp8) instead of 128. 128 is the default. On an
+// H200 (docs/PERF.md, "H200 — grouped quantize, tile heights"), against
+// 128-token tiles: at 64 rows a group (DeepSeek-V3, 16384 tokens) 64-token
+// tiles ran 1.17x (mxfp8) to 1.36x (fp8 with a tensor scale); at 128 rows
+// (Qwen3-30B-A3B, 16384) 0.98-1.00x; at 256 and 512 rows 256-token tiles
+// ran mxfp8 1.07-1.10x and fp8 with a tensor scale 1.02-1.04x, and 64-token
+// tiles lost 0.85-0.90x.
+constexpr int64_t kQuantizeShortGroupRows = 64;
+constexpr int64_t kQuantizeLongGroupRows = 256;
+
+struct QuantizePlan {
+  QuantizeShape shape;
+  int tile_rows;       // 64, 128 or 256
+  std::string reason;  // why, in a few words
+
+  // One line for GROUPGEMM_LOG=1.
+  std::string describe() const;
+};
+
+// 128-token tiles where an output has 128 x 128 blocks or the input is fp32
+// (two stages of 256 fp32 tokens exceed shared memory); else 64 for short
+// groups (unless a columnwise 1 x 128 block would span two tiles), 256 for
+// long ones, 128 between.
+QuantizePlan plan_quantize(const QuantizeShape& shape);
+
+// The problem of a validated (normalized) descriptor in plan terms.
+QuantizeShape quantize_shape(const gg_quantize_desc& desc);
+
+}  // namespace gg

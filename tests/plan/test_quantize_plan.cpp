@@ -1,0 +1,97 @@
+// The quantize plan (src/plan/quantize_plan.h): the tile height from static
+// facts, its log line, and the descriptor's facts as the plan reads them.
+#include "plan/quantize_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gg {
+namespace {
+
+QuantizeShape ragged(int64_t rows, int32_t groups, gg_dtype input = GG_DTYPE_BF16) {
+  return QuantizeShape{rows, groups, false, input, false, false};
+}
+
+TEST(QuantizePlan, AverageGroupPicksTheHeight) {
+  // DeepSeek-V3 activations over 256 experts: 16384 rows average 64 a group,
+  // 65536 rows 256; Qwen3-30B-A3B's 16384 over 128 experts, 128.
+  EXPECT_EQ(plan_quantize(ragged(16384, 256)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(16384, 128)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(65536, 256)).tile_rows, 256);
+  EXPECT_EQ(plan_quantize(ragged(131072, 128)).tile_rows, 256);
+}
+
+TEST(QuantizePlan, ThresholdsAre64And256Rows) {
+  EXPECT_EQ(plan_quantize(ragged(64 * 10, 10)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(65 * 10, 10)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(255 * 10, 10)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(256 * 10, 10)).tile_rows, 256);
+}
+
+TEST(QuantizePlan, BlockShapesAndFp32KeepTheirHeights) {
+  QuantizeShape square = ragged(65536, 8);
+  square.square_blocks = true;
+  EXPECT_EQ(plan_quantize(square).tile_rows, 128);
+  square.rows = 64;
+  EXPECT_EQ(plan_quantize(square).tile_rows, 128);
+  // A 1x128 columnwise block never spans two tiles: no 64-token tiles, but
+  // 256-token tiles hold two blocks.
+  QuantizeShape long_blocks = ragged(16384, 256);
+  long_blocks.long_column_blocks = true;
+  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
+  long_blocks.rows = 65536;
+  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 256);
+  EXPECT_EQ(plan_quantize(ragged(16384, 256, GG_DTYPE_FP32)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP32)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP16)).tile_rows, 256);
+}
+
+TEST(QuantizePlan, StackedMatricesCountTheirOwnRows) {
+  // 256 matrices of 2048 rows each: 2048 rows a matrix, not 8.
+  EXPECT_EQ(plan_quantize(QuantizeShape{2048, 256, true, GG_DTYPE_BF16, false, false}).tile_rows,
+            256);
+  EXPECT_EQ(plan_quantize(QuantizeShape{48, 4, true, GG_DTYPE_BF16, false, false}).tile_rows, 64);
+}
+
+TEST(QuantizePlan, NoGroupsIsNoDivision) {
+  EXPECT_EQ(plan_quantize(ragged(0, 0)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(300, 0)).tile_rows, 256);
+}
+
+TEST(QuantizePlan, DescribeSaysTheHeightAndWhy) {
+  const std::string line = plan_quantize(ragged(16384, 256)).describe();
+  EXPECT_EQ(line,
+            "quantize bf16 rows=16384 G=256: tiles of 64 tokens x 128, 128 threads "
+            "(groups average 64 rows)");
+}
+
+TEST(QuantizePlan, ShapeOfADescriptor) {
+  gg_quantize_desc d{};
+  d.input.rank = 2;
+  d.input.shape[0] = 4096;
+  d.input.shape[1] = 7168;
+  d.input.dtype = GG_DTYPE_FP16;
+  d.num_groups = 32;
+  int32_t sizes[32] = {};
+  d.group_sizes.sizes = sizes;
+  char data = 0;
+  d.columnwise.data = &data;
+  d.columnwise.block_scaling = GG_BLOCK_1X128;
+  QuantizeShape s = quantize_shape(d);
+  EXPECT_EQ(s.rows, 4096);
+  EXPECT_EQ(s.groups, 32);
+  EXPECT_FALSE(s.stacked);
+  EXPECT_EQ(s.input, GG_DTYPE_FP16);
+  EXPECT_FALSE(s.square_blocks);
+  EXPECT_TRUE(s.long_column_blocks);
+  d.rowwise.data = &data;
+  d.rowwise.block_scaling = GG_BLOCK_128X128;
+  d.group_sizes.sizes = nullptr;
+  s = quantize_shape(d);
+  EXPECT_TRUE(s.stacked);
+  EXPECT_TRUE(s.square_blocks);
+}
+
+}  // namespace
+}  // namespace gg
