@@ -8,23 +8,19 @@
 namespace gg {
 
 QuantizePlan plan_quantize(const QuantizeShape& shape) {
-  QuantizePlan plan{shape, 128, {}};
   const int64_t rows_per_group =
       shape.stacked || shape.groups <= 0 ? shape.rows : shape.rows / shape.groups;
-  const std::string average = (shape.stacked ? "matrices of " : "groups average ") +
-                              std::to_string(rows_per_group) + " rows";
+  QuantizePlan plan{shape, 128,
+                    (shape.stacked ? "matrices of " : "groups average ") +
+                        std::to_string(rows_per_group) + " rows"};
   if (shape.square_blocks) {
     plan.reason = "128 x 128 blocks";
   } else if (shape.input == GG_DTYPE_FP32) {
     plan.reason = "fp32 input";
   } else if (rows_per_group <= kQuantizeShortGroupRows && !shape.long_column_blocks) {
     plan.tile_rows = 64;
-    plan.reason = average;
   } else if (rows_per_group >= kQuantizeLongGroupRows) {
     plan.tile_rows = 256;
-    plan.reason = average;
-  } else {
-    plan.reason = average;
   }
   return plan;
 }

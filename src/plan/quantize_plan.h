@@ -31,12 +31,13 @@ struct QuantizeShape {
 // all of a CTA's threads on the group's rows; groups averaging at least
 // kQuantizeLongGroupRows take 256-token tiles, whose columnwise code rows
 // leave as 256-byte runs (fp8) instead of 128. 128 is the default. On an
-// H200 (docs/PERF.md, "H200 — grouped quantize, tile heights"), against
-// 128-token tiles: at 64 rows a group (DeepSeek-V3, 16384 tokens) 64-token
-// tiles ran 1.17x (mxfp8) to 1.36x (fp8 with a tensor scale); at 128 rows
-// (Qwen3-30B-A3B, 16384) 0.98-1.00x; at 256 and 512 rows 256-token tiles
-// ran mxfp8 1.07-1.10x and fp8 with a tensor scale 1.02-1.04x, and 64-token
-// tiles lost 0.85-0.90x.
+// H200, against 128-token tiles (bench-quantize, bf16, fp8 with a tensor
+// scale, mxfp8 and nvfp4; 1x128 not yet measured): at 64 rows a group
+// (DeepSeek-V3, 16384 tokens) 64-token tiles ran 1.17x (mxfp8) to 1.36x
+// (fp8 with a tensor scale); at 128 rows (Qwen3-30B-A3B, 16384) 0.97-1.00x;
+// at 256 and 512 rows 256-token tiles ran mxfp8 1.07-1.10x, fp8 with a
+// tensor scale 1.02-1.04x and nvfp4 1.00-1.02x, where 64-token tiles lost
+// (0.85-0.93x) and 256-token tiles lost at 64-128 rows (0.58-0.80x).
 constexpr int64_t kQuantizeShortGroupRows = 64;
 constexpr int64_t kQuantizeLongGroupRows = 256;
 
