@@ -17,7 +17,9 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
     plan.reason = "128 x 128 blocks";
   } else if (shape.input == GG_DTYPE_FP32) {
     plan.reason = "fp32 input";
-  } else if (rows_per_group <= kQuantizeShortGroupRows && !shape.long_column_blocks) {
+  } else if (shape.long_column_blocks) {
+    plan.reason = "columnwise 1 x 128 blocks";
+  } else if (rows_per_group <= kQuantizeShortGroupRows) {
     plan.tile_rows = 64;
   } else if (rows_per_group >= kQuantizeLongGroupRows) {
     plan.tile_rows = 256;

@@ -24,20 +24,22 @@ struct QuantizeShape {
   bool stacked;
   gg_dtype input;
   bool square_blocks;       // an output of 128 x 128 blocks: a tile is one block high
-  bool long_column_blocks;  // a columnwise 1 x 128 output: a tile holds whole blocks
+  bool long_column_blocks;  // a columnwise 1 x 128 output
 };
 
 // Groups averaging at most this many rows take 64-token tiles, which keep
 // all of a CTA's threads on the group's rows; groups averaging at least
 // kQuantizeLongGroupRows take 256-token tiles, whose columnwise code rows
 // leave as 256-byte runs (fp8) instead of 128. 128 is the default. On an
-// H200, against 128-token tiles (bench-quantize, bf16, fp8 with a tensor
-// scale, mxfp8 and nvfp4; 1x128 not yet measured): at 64 rows a group
+// H200, against 128-token tiles (bench-quantize, bf16): at 64 rows a group
 // (DeepSeek-V3, 16384 tokens) 64-token tiles ran 1.17x (mxfp8) to 1.36x
 // (fp8 with a tensor scale); at 128 rows (Qwen3-30B-A3B, 16384) 0.97-1.00x;
-// at 256 and 512 rows 256-token tiles ran mxfp8 1.07-1.10x, fp8 with a
+// at 256 and 512 rows 256-token tiles ran mxfp8 1.05-1.10x, fp8 with a
 // tensor scale 1.02-1.04x and nvfp4 1.00-1.02x, where 64-token tiles lost
-// (0.85-0.93x) and 256-token tiles lost at 64-128 rows (0.58-0.80x).
+// (0.85-0.93x) and 256-token tiles lost at 64-128 rows (0.58-0.80x). A
+// columnwise 1 x 128 output keeps 128-token tiles: at 256 it ran 0.91x
+// (each column's block amax then gathers from four of eight chunks), and
+// a 64-token tile would split its blocks.
 constexpr int64_t kQuantizeShortGroupRows = 64;
 constexpr int64_t kQuantizeLongGroupRows = 256;
 
@@ -51,9 +53,9 @@ struct QuantizePlan {
 };
 
 // 128-token tiles where an output has 128 x 128 blocks or the input is fp32
-// (two stages of 256 fp32 tokens exceed shared memory); else 64 for short
-// groups (unless a columnwise 1 x 128 block would span two tiles), 256 for
-// long ones, 128 between.
+// (two stages of 256 fp32 tokens exceed shared memory) or a columnwise
+// output has 1 x 128 blocks; else 64 for short groups, 256 for long ones,
+// 128 between.
 QuantizePlan plan_quantize(const QuantizeShape& shape);
 
 // The problem of a validated (normalized) descriptor in plan terms.

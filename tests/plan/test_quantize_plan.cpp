@@ -35,13 +35,12 @@ TEST(QuantizePlan, BlockShapesAndFp32KeepTheirHeights) {
   EXPECT_EQ(plan_quantize(square).tile_rows, 128);
   square.rows = 64;
   EXPECT_EQ(plan_quantize(square).tile_rows, 128);
-  // A 1x128 columnwise block never spans two tiles: no 64-token tiles, but
-  // 256-token tiles hold two blocks.
+  // Columnwise 1x128 blocks keep 128-token tiles at every group size.
   QuantizeShape long_blocks = ragged(16384, 256);
   long_blocks.long_column_blocks = true;
   EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
   long_blocks.rows = 65536;
-  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 256);
+  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(16384, 256, GG_DTYPE_FP32)).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP32)).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP16)).tile_rows, 256);
