@@ -37,6 +37,7 @@ bool query_properties(int ordinal, DeviceInfo* info, std::string* why_not) {
   info->ordinal = ordinal;
   info->sm_count = properties.multiProcessorCount;
   info->compute_capability = properties.major * 10 + properties.minor;
+  info->shared_bytes_per_block = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
   info->name = properties.name;
   return true;
 }

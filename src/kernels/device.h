@@ -1,6 +1,8 @@
 // What the host may ask of the CUDA device without touching problem data.
 #pragma once
 
+#include <stdint.h>
+
 #include <string>
 
 namespace gg {
@@ -9,6 +11,7 @@ struct DeviceInfo {
   int ordinal = -1;
   int sm_count = 0;
   int compute_capability = 0;  // major * 10 + minor, e.g. 90
+  int64_t shared_bytes_per_block = 0;  // static + dynamic shared memory a CTA may opt in to
   std::string name;
 };
 

@@ -22,12 +22,16 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
   } else if (rows_per_group <= kQuantizeShortGroupRows) {
     plan.tile_rows = 64;
   } else if (rows_per_group >= kQuantizeLongGroupRows) {
-    plan.tile_rows = 256;
+    if (quantize_tiles_fit(2, 256, shape.shared_bytes_per_block)) {
+      plan.tile_rows = 256;
+    } else {
+      plan.reason += "; 256-token tiles exceed the device's shared memory";
+    }
   }
   return plan;
 }
 
-QuantizeShape quantize_shape(const gg_quantize_desc& d) {
+QuantizeShape quantize_shape(const gg_quantize_desc& d, int64_t shared_bytes_per_block) {
   const bool stacked = d.group_sizes.sizes == nullptr;
   const auto has = [](const gg_tensor& t, gg_block_scaling scaling) {
     return t.data != nullptr && t.block_scaling == scaling;
@@ -37,7 +41,8 @@ QuantizeShape quantize_shape(const gg_quantize_desc& d) {
                        stacked,
                        d.input.dtype,
                        has(d.rowwise, GG_BLOCK_128X128) || has(d.columnwise, GG_BLOCK_128X128),
-                       has(d.columnwise, GG_BLOCK_1X128)};
+                       has(d.columnwise, GG_BLOCK_1X128),
+                       shared_bytes_per_block};
 }
 
 std::string QuantizePlan::describe() const {

@@ -25,7 +25,31 @@ struct QuantizeShape {
   gg_dtype input;
   bool square_blocks;       // an output of 128 x 128 blocks: a tile is one block high
   bool long_column_blocks;  // a columnwise 1 x 128 output
+  int64_t shared_bytes_per_block;  // the device's: what a CTA may opt in to
 };
+
+// Shared memory of a quantize CTA whose tiles are `tile_rows` tokens of
+// `input_bytes`-byte elements by 128 (quantize_kernel.cuh checks its layout
+// against these). Dynamic: 128 bytes of alignment slack, two stages of raw
+// input rows and the code stage (columnwise codes, a byte a token and K
+// column; the amaxes of each 32-token chunk of each column and of each
+// warp; the columnwise byte scales of blocks of 16 or more tokens).
+// Static: the table of 128 groups, the scans' scratch and the tile ring,
+// within kQuantizeStaticSmem.
+constexpr int64_t quantize_code_stage_bytes(int tile_rows) {
+  return int64_t{128} * tile_rows + tile_rows / 32 * 128 * 4 + tile_rows / 16 * 4 +
+         128 * (tile_rows / 16);
+}
+constexpr int64_t quantize_dynamic_smem_bytes(int input_bytes, int tile_rows) {
+  return 128 + 2 * int64_t{tile_rows} * 128 * input_bytes + quantize_code_stage_bytes(tile_rows);
+}
+constexpr int64_t kQuantizeStaticSmem = 6 * 1024;
+
+// Whether a CTA of that height fits the device's shared memory.
+constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared_bytes_per_block) {
+  return quantize_dynamic_smem_bytes(input_bytes, tile_rows) + kQuantizeStaticSmem <=
+         shared_bytes_per_block;
+}
 
 // Groups averaging at most this many rows take 64-token tiles, which keep
 // all of a CTA's threads on the group's rows; groups averaging at least
@@ -54,11 +78,13 @@ struct QuantizePlan {
 
 // 128-token tiles where an output has 128 x 128 blocks or the input is fp32
 // (two stages of 256 fp32 tokens exceed shared memory) or a columnwise
-// output has 1 x 128 blocks; else 64 for short groups, 256 for long ones,
-// 128 between.
+// output has 1 x 128 blocks; else 64 for short groups, 256 for long ones
+// where they fit the device's shared memory (227 KB a CTA on sm_90, not
+// the 163 KB of sm_80 or the 99 KB of sm_86 and sm_89), 128 between.
 QuantizePlan plan_quantize(const QuantizeShape& shape);
 
-// The problem of a validated (normalized) descriptor in plan terms.
-QuantizeShape quantize_shape(const gg_quantize_desc& desc);
+// The problem of a validated (normalized) descriptor in plan terms, on a
+// device whose CTAs may opt in to `shared_bytes_per_block`.
+QuantizeShape quantize_shape(const gg_quantize_desc& desc, int64_t shared_bytes_per_block);
 
 }  // namespace gg

@@ -9,8 +9,13 @@
 namespace gg {
 namespace {
 
+// What a CTA may opt in to on sm_90, sm_80 and sm_86 / sm_89.
+constexpr int64_t kHopperShared = 227 * 1024;
+constexpr int64_t kA100Shared = 163 * 1024;
+constexpr int64_t kAdaShared = 99 * 1024;
+
 QuantizeShape ragged(int64_t rows, int32_t groups, gg_dtype input = GG_DTYPE_BF16) {
-  return QuantizeShape{rows, groups, false, input, false, false};
+  return QuantizeShape{rows, groups, false, input, false, false, kHopperShared};
 }
 
 TEST(QuantizePlan, AverageGroupPicksTheHeight) {
@@ -48,9 +53,37 @@ TEST(QuantizePlan, BlockShapesAndFp32KeepTheirHeights) {
 
 TEST(QuantizePlan, StackedMatricesCountTheirOwnRows) {
   // 256 matrices of 2048 rows each: 2048 rows a matrix, not 8.
-  EXPECT_EQ(plan_quantize(QuantizeShape{2048, 256, true, GG_DTYPE_BF16, false, false}).tile_rows,
-            256);
-  EXPECT_EQ(plan_quantize(QuantizeShape{48, 4, true, GG_DTYPE_BF16, false, false}).tile_rows, 64);
+  EXPECT_EQ(
+      plan_quantize(QuantizeShape{2048, 256, true, GG_DTYPE_BF16, false, false, kHopperShared})
+          .tile_rows,
+      256);
+  EXPECT_EQ(
+      plan_quantize(QuantizeShape{48, 4, true, GG_DTYPE_BF16, false, false, kHopperShared})
+          .tile_rows,
+      64);
+}
+
+TEST(QuantizePlan, TallTilesOnlyWhereTheyFitSharedMemory) {
+  // A 256-token CTA of 16-bit input takes 166 KB of dynamic shared memory,
+  // a 128-token one 83 KB.
+  EXPECT_EQ(quantize_dynamic_smem_bytes(2, 256), 128 + 2 * 65536 + 38976);
+  EXPECT_EQ(quantize_dynamic_smem_bytes(2, 128), 128 + 2 * 32768 + 19488);
+  EXPECT_TRUE(quantize_tiles_fit(2, 256, kHopperShared));
+  EXPECT_FALSE(quantize_tiles_fit(2, 256, kA100Shared));
+  EXPECT_TRUE(quantize_tiles_fit(2, 128, kAdaShared));
+  EXPECT_TRUE(quantize_tiles_fit(4, 128, kA100Shared));
+  QuantizeShape long_groups = ragged(131072, 128);
+  for (const int64_t shared : {kA100Shared, kAdaShared}) {
+    long_groups.shared_bytes_per_block = shared;
+    const QuantizePlan plan = plan_quantize(long_groups);
+    EXPECT_EQ(plan.tile_rows, 128);
+    EXPECT_NE(plan.reason.find("exceed the device's shared memory"), std::string::npos)
+        << plan.reason;
+  }
+  // Short groups keep their 64-token tiles there.
+  QuantizeShape short_groups = ragged(16384, 256);
+  short_groups.shared_bytes_per_block = kAdaShared;
+  EXPECT_EQ(plan_quantize(short_groups).tile_rows, 64);
 }
 
 TEST(QuantizePlan, NoGroupsIsNoDivision) {
@@ -77,8 +110,9 @@ TEST(QuantizePlan, ShapeOfADescriptor) {
   char data = 0;
   d.columnwise.data = &data;
   d.columnwise.block_scaling = GG_BLOCK_1X128;
-  QuantizeShape s = quantize_shape(d);
+  QuantizeShape s = quantize_shape(d, kA100Shared);
   EXPECT_EQ(s.rows, 4096);
+  EXPECT_EQ(s.shared_bytes_per_block, kA100Shared);
   EXPECT_EQ(s.groups, 32);
   EXPECT_FALSE(s.stacked);
   EXPECT_EQ(s.input, GG_DTYPE_FP16);
@@ -87,7 +121,7 @@ TEST(QuantizePlan, ShapeOfADescriptor) {
   d.rowwise.data = &data;
   d.rowwise.block_scaling = GG_BLOCK_128X128;
   d.group_sizes.sizes = nullptr;
-  s = quantize_shape(d);
+  s = quantize_shape(d, kHopperShared);
   EXPECT_TRUE(s.stacked);
   EXPECT_TRUE(s.square_blocks);
 }

@@ -48,6 +48,7 @@
 #include "kernels/quantize/tile_io.cuh"
 #include "kernels/quantize/tile_writers.cuh"
 #include "kernels/tile_scheduler.h"
+#include "plan/quantize_plan.h"
 
 namespace gg::quantize {
 namespace {
@@ -197,6 +198,10 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   __shared__ typename Scan<kTm>::TempStorage scan_storage;
   __shared__ uint32_t reduce[kWarpsOf<kTm>];
   __shared__ Tile tile_ring[3];  // the quantize pass: descriptors of the next tiles
+  static_assert(sizeof(GroupChunk) + sizeof(typename Scan<kTm>::TempStorage) +
+                        sizeof(reduce) + sizeof(tile_ring) + 16 <=
+                    kQuantizeStaticSmem,
+                "quantize_plan.h's static shared memory");
 
   const int64_t tiles_k = (p.cols + kTk - 1) / kTk;
   const int col_block = p.columnwise.data != nullptr && p.columnwise.block > 0 &&
@@ -374,11 +379,12 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
                    cudaStream_t stream) {
   const auto kernel = quantize_kernel<kIn, kPass, kTm>;
   constexpr int kThreads = kThreadsOf<kTm>;
-  const size_t smem = kPass == Pass::kQuantize
-                          ? kStageAlignment +
-                                static_cast<size_t>(kStages) * TileShape<kIn>::template kTileBytes<kTm> +
-                                sizeof(CodeStage<kTm>)
-                          : 0;
+  constexpr int64_t kSmem = quantize_dynamic_smem_bytes(TileShape<kIn>::kBytes, kTm);
+  static_assert(kStageAlignment + kStages * TileShape<kIn>::template kTileBytes<kTm> +
+                        sizeof(CodeStage<kTm>) ==
+                    kSmem,
+                "quantize_plan.h's layout");
+  const size_t smem = kPass == Pass::kQuantize ? static_cast<size_t>(kSmem) : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(smem));
