@@ -95,9 +95,13 @@ TEST_P(Quantize, SmallEveryFormatDirectionAndInput) {
   }
 }
 
-// Different formats for the two outputs of one call.
+// Different formats for the two outputs of one call. fp8 without blocks
+// codes the columnwise output by transposing the rowwise codes only where
+// both have the same dtype and scale; the first two pairs differ in one.
 TEST_P(Quantize, MixedFormatsInOneCall) {
   const std::vector<std::pair<QuantizeFormatSpec, QuantizeFormatSpec>> pairs = {
+      {{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR}, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}},
+      {{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP}, {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR}},
       {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}, {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP}},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}},
       {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP}},

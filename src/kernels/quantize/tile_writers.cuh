@@ -23,6 +23,11 @@
 //               with the row's other runs by shuffles), decides the block
 //               scales (formats/block_quant.h) and stores its codes in one
 //               or two vector stores.
+//   both, fp8 without blocks under one scale: every element has one code
+//               for both outputs, so the rowwise writer codes it once and
+//               keeps its codes in the stage; the columnwise code rows are
+//               those codes transposed by byte permutes (about one
+//               instruction an element instead of a second coding).
 // Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
 // is finite takes the short encoders (division by the reciprocal with
 // Markstein's corrections, or the mxfp8 product, then the fp8 conversion
@@ -240,10 +245,13 @@ struct TileContext {
 // keeps its run from row to row (kRowStep rows apart, which keeps the
 // chunks' slots), so everything but the row's offsets is set up once. Warps
 // run whole: rows past the tile's up to the warp's last are read and store
-// nothing, so the shuffles take the full mask.
+// nothing, so the shuffles take the full mask. With `keep_codes` (fp8 under
+// a whole-tile scale only) a thread also leaves each run's 32 codes in the
+// stage, in place of the run's first two chunks, which only it reads
+// (transpose_row_codes).
 template <gg_dtype kIn, int kTm, class Codec>
-__device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint4* tile,
-                              const Codec& codec, const TileContext& ctx) {
+__device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* tile,
+                              const Codec& codec, const TileContext& ctx, bool keep_codes) {
   using Shape = TileShape<kIn>;
   using In = InputType<kIn>;
   constexpr int kVec = Shape::kVec;
@@ -278,7 +286,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
                                                          (t.token0 + first_row) * out.row_stride +
                                                          t.k0 + c);
   const int64_t byte_step = kRowStep * out.row_stride * Codec::kBits / 8;
-  const uint4* chunks[kRunChunks];
+  uint4* chunks[kRunChunks];
 #pragma unroll
   for (int j = 0; j < kRunChunks; ++j) {
     chunks[j] = tile + tile_chunk<kIn, kTm>(first_row, run * kRunChunks + j);
@@ -342,6 +350,13 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, const uint
       }
     } else {
       by_path(short_path, code_elements);
+    }
+    if constexpr (Codec::kBlock == kWholeTile) {
+      static_assert(Codec::kBits == 8 && kRunChunks >= 2, "a run's codes fill two chunks");
+      if (keep_codes) {
+        chunks[0][offset] = make_uint4(codes[0], codes[1], codes[2], codes[3]);
+        chunks[1][offset] = make_uint4(codes[4], codes[5], codes[6], codes[7]);
+      }
     }
     store_codes<Codec::kBits, kRowRun>(bytes, codes, valid);
   }
@@ -541,6 +556,47 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
   }
 }
 
+// The columnwise output of a tile whose codes are its rowwise ones (fp8
+// under one whole-tile scale: the same dtype and the same group or tensor
+// scale), into the code stage, from the codes write_rowwise kept in the
+// stage: a thread turns a word of 16 tokens (K columns 4q .. 4q + 3 of
+// each) into a 16-byte chunk of each of those four code rows, by byte
+// permutes of 4 x 4 blocks. A byte permute and a shared load cost less
+// than coding the element a second time. Tokens past the tile's hold stale
+// bytes, which copy_out_columnwise never stores.
+template <gg_dtype kIn, int kTm>
+__device__ void transpose_row_codes(const Tile& t, const uint4* tile, CodeStage<kTm>* stage) {
+  constexpr int kRunChunks = kRowRun / TileShape<kIn>::kVec;
+  static_assert(kThreadsOf<kTm> == (kTk / 4) * (kTm / 16), "a thread per word of 16 tokens");
+  const int q = static_cast<int>(threadIdx.x) % (kTk / 4);
+  const int token0 = static_cast<int>(threadIdx.x) / (kTk / 4) * 16;
+  if (token0 >= t.rows || 4 * q >= t.cols) return;
+  // The word's run keeps its codes in its first two chunks, 16 columns each.
+  const int chunk = q / 8 * kRunChunks + q % 8 / 4;
+  const uint32_t* words = reinterpret_cast<const uint32_t*>(tile);
+  uint32_t w[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) w[i] = words[tile_chunk<kIn, kTm>(token0 + i, chunk) * 4 + q % 4];
+  uint32_t rows[4][4];  // [K column 4q + m][word of 4 tokens]
+#pragma unroll
+  for (int b = 0; b < 4; ++b) {
+    const uint32_t* quad = w + 4 * b;
+    const uint32_t low01 = __byte_perm(quad[0], quad[1], 0x5140);  // columns 0, 1 of tokens 0, 1
+    const uint32_t low23 = __byte_perm(quad[2], quad[3], 0x5140);
+    const uint32_t high01 = __byte_perm(quad[0], quad[1], 0x7362);  // columns 2, 3
+    const uint32_t high23 = __byte_perm(quad[2], quad[3], 0x7362);
+    rows[0][b] = __byte_perm(low01, low23, 0x5410);
+    rows[1][b] = __byte_perm(low01, low23, 0x7632);
+    rows[2][b] = __byte_perm(high01, high23, 0x5410);
+    rows[3][b] = __byte_perm(high01, high23, 0x7632);
+  }
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    *reinterpret_cast<uint4*>(stage->codes + code_index<8, kTm>(4 * q + m, token0 / 4)) =
+        make_uint4(rows[m][0], rows[m][1], rows[m][2], rows[m][3]);
+  }
+}
+
 // The code rows of a tile to the columnwise output. Where every output row
 // of the tile starts on a 16-byte chunk (the usual case: group starts and
 // the row length multiples of 16 tokens, or 32 for e2m1), a code chunk is
@@ -686,14 +742,30 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
   }
 }
 
+// Whether the columnwise codes are the rowwise ones transposed: fp8 without
+// blocks on both sides, of one dtype, under the same group or tensor scale.
+__device__ inline bool codes_shared(const QuantizeParams& p) {
+  return p.rowwise.data != nullptr && p.columnwise.data != nullptr &&
+         p.rowwise.scaling == GG_BLOCK_NONE && p.columnwise.scaling == GG_BLOCK_NONE &&
+         p.rowwise.dtype == p.columnwise.dtype && p.rowwise.extent == p.columnwise.extent;
+}
+
 // Codes one tile from its stage. Every thread calls it (it has barriers).
 // Inlined: as a call it would take the tile descriptor through the stack.
 template <gg_dtype kIn, int kTm>
-__device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t,
-                                          const uint4* tile, CodeStage<kTm>* stage,
-                                          bool need_tile_amax) {
+__device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t, uint4* tile,
+                                          CodeStage<kTm>* stage, bool need_tile_amax) {
   const int64_t matrix = p.stacked ? t.g : 0;
   const bool columnwise = p.columnwise.data != nullptr;
+  if (codes_shared(p)) {
+    with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
+      const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, 0.0f, false)};
+      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx, true);
+    });
+    __syncthreads();  // the kept codes are in
+    transpose_row_codes<kIn, kTm>(t, tile, stage);
+    return;
+  }
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
   ColumnRun<kIn, kTm> run;
   if (columnwise || need_tile_amax) run.load(tile, t);
@@ -724,7 +796,7 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   if (p.rowwise.data != nullptr) {
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
       const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
-      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx);
+      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx, false);
     });
   }
 }
