@@ -756,16 +756,10 @@ template <gg_dtype kIn, int kTm>
 __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t, uint4* tile,
                                           CodeStage<kTm>* stage, bool need_tile_amax) {
   const int64_t matrix = p.stacked ? t.g : 0;
-  const bool columnwise = p.columnwise.data != nullptr;
-  if (codes_shared(p)) {
-    with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
-      const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, 0.0f, false)};
-      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx, true);
-    });
-    __syncthreads();  // the kept codes are in
-    transpose_row_codes<kIn, kTm>(t, tile, stage);
-    return;
-  }
+  // Columnwise codes either coded from the tile's columns or, where they
+  // are the rowwise ones, transposed from those (transpose_row_codes).
+  const bool shared_codes = codes_shared(p);
+  const bool columnwise = p.columnwise.data != nullptr && !shared_codes;
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
   ColumnRun<kIn, kTm> run;
   if (columnwise || need_tile_amax) run.load(tile, t);
@@ -796,8 +790,12 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   if (p.rowwise.data != nullptr) {
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
       const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
-      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx, false);
+      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx, shared_codes);
     });
+  }
+  if (shared_codes) {
+    __syncthreads();  // the kept codes are in
+    transpose_row_codes<kIn, kTm>(t, tile, stage);
   }
 }
 
