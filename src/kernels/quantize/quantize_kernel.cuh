@@ -19,6 +19,11 @@
 // that fall to it (tile t to CTA t mod grid) and finds each tile's group by
 // a binary search in shared memory.
 //
+// Where both outputs are fp8 under one whole scale, every element has one
+// code for both, and a second instance of the quantize launch codes it
+// once: the rowwise codes, transposed in shared memory, are the columnwise
+// ones (tile_writers.cuh, code_tile_shared).
+//
 // A CTA's tiles stream through two shared-memory stages: tile i + 1 is
 // copied by cp.async (rows of raw input words in 128-byte panels, zero-filled
 // past the group's end, tile_io.cuh) while tile i is coded
@@ -59,7 +64,12 @@ constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriv
 // bits); the dynamic shared memory is asked for with this much slack.
 constexpr int kStageAlignment = 128;
 
-enum class Pass { kAmax, kQuantize };
+// The amax launch, and the quantize launch in two instances: the general
+// one, and one for outputs whose columnwise codes are the rowwise ones
+// (columnwise_codes_are_rowwise), which holds only that path so that the
+// general instance's code is what it would be without it.
+enum class Pass { kAmax, kQuantize, kQuantizeSharedCodes };
+__host__ __device__ constexpr bool quantizes(Pass pass) { return pass != Pass::kAmax; }
 
 template <int kTm>
 using Scan = cub::BlockScan<int64_t, kThreadsOf<kTm>, cub::BLOCK_SCAN_WARP_SCANS>;
@@ -264,7 +274,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       chunk.tile_end[threadIdx.x] = tiles_before + tiles_inclusive;
       chunk.first_block[threadIdx.x] = blocks_before + blocks_inclusive - blocks;
     }
-    if (kPass == Pass::kQuantize && lead && live) {
+    if (quantizes(kPass) && lead && live) {
       // Per-group outputs that need no tile: amax and the fp32 scales.
       const int32_t group = static_cast<int32_t>(g);
       if (p.amax != nullptr) p.amax[group] = amax_of(p.amax_bits, group);
@@ -275,7 +285,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
         if (out->extent == GG_SCALE_TENSOR && group == 0) out->scale[0] = outer_scale(*out, p, 0);
       }
     }
-    if (kPass == Pass::kQuantize && lead && flags != 0) atomicOr(p.flags, flags);
+    if (quantizes(kPass) && lead && flags != 0) atomicOr(p.flags, flags);
     __syncthreads();
     if (threadIdx.x == 0) {  // every thread has read them above
       chunk.rows_before = capped_sum(rows_before, rows_total, p.rows);
@@ -294,7 +304,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       return tile_at<kTm>(chunk, count, base, first + i * gridDim.x, tiles_k, p.cols);
     };
     const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
-    if (kPass == Pass::kQuantize && threadIdx.x == 0) {
+    if (quantizes(kPass) && threadIdx.x == 0) {
       for (int64_t i = 0; i < min64(mine, 2); ++i) tile_ring[i] = tile_of(i);
     }
     __syncthreads();
@@ -332,16 +342,22 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
         __syncthreads();  // the tile is in; the code stage is free again
         const Tile t = tile_ring[i % 3];
         if (threadIdx.x == 0 && i + 2 < mine) tile_ring[(i + 2) % 3] = tile_of(i + 2);
-        code_tile<kIn, kTm>(p, t, stage(i), code_stage, need_tile_amax);
+        if constexpr (kPass == Pass::kQuantizeSharedCodes) {
+          code_tile_shared<kIn, kTm>(p, t, stage(i), code_stage);
+        } else {
+          code_tile<kIn, kTm>(p, t, stage(i), code_stage, need_tile_amax);
+        }
         __syncthreads();  // the codes are staged; the tile's stage is free again
         if (p.columnwise.data != nullptr) {
           const int64_t matrix = p.stacked ? t.g : 0;
-          if (p.columnwise.dtype == GG_DTYPE_E2M1) {
+          constexpr bool kShared = kPass == Pass::kQuantizeSharedCodes;  // fp8, no block scales
+          if (!kShared && p.columnwise.dtype == GG_DTYPE_E2M1) {
             copy_out_columnwise<4, kTm>(p.columnwise, t, matrix, code_stage);
           } else {
             copy_out_columnwise<8, kTm>(p.columnwise, t, matrix, code_stage);
           }
-          if (p.columnwise.scaling == GG_BLOCK_MX32 || p.columnwise.scaling == GG_BLOCK_NV16) {
+          if (!kShared && (p.columnwise.scaling == GG_BLOCK_MX32 ||
+                           p.columnwise.scaling == GG_BLOCK_NV16)) {
             copy_out_column_scales(p, t, matrix, code_stage);
           }
         }
@@ -384,7 +400,7 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
                         sizeof(CodeStage<kTm>) ==
                     kSmem,
                 "quantize_plan.h's layout");
-  const size_t smem = kPass == Pass::kQuantize ? static_cast<size_t>(kSmem) : 0;
+  const size_t smem = quantizes(kPass) ? static_cast<size_t>(kSmem) : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(smem));
@@ -406,6 +422,9 @@ cudaError_t launch_passes(const QuantizeParams& params, int sm_count, cudaStream
   if (params.amax_pass) {
     const cudaError_t error = launch<kIn, Pass::kAmax, kTm>(params, bound, sm_count, stream);
     if (error != cudaSuccess) return error;
+  }
+  if (columnwise_codes_are_rowwise(params)) {
+    return launch<kIn, Pass::kQuantizeSharedCodes, kTm>(params, bound, sm_count, stream);
   }
   return launch<kIn, Pass::kQuantize, kTm>(params, bound, sm_count, stream);
 }

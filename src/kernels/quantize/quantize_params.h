@@ -59,6 +59,15 @@ struct QuantizeParams {
   bool amax_pass;  // the amax launch runs first (some output or amax needs it)
 };
 
+// Whether the columnwise codes are the rowwise ones, transposed: both
+// outputs fp8 without blocks, of one dtype, under the same group or tensor
+// scale. The quantize launch then codes each element once (tile_writers.cuh).
+inline bool columnwise_codes_are_rowwise(const QuantizeParams& p) {
+  return p.rowwise.data != nullptr && p.columnwise.data != nullptr &&
+         p.rowwise.scaling == GG_BLOCK_NONE && p.columnwise.scaling == GG_BLOCK_NONE &&
+         p.rowwise.dtype == p.columnwise.dtype && p.rowwise.extent == p.columnwise.extent;
+}
+
 // Scratch past the flags: the counter (padded to 16 bytes), then G + 1 words.
 inline size_t quantize_scratch_bytes(int32_t groups) {
   return 16 + 4 * (static_cast<size_t>(groups) + 1);

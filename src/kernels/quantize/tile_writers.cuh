@@ -245,13 +245,13 @@ struct TileContext {
 // keeps its run from row to row (kRowStep rows apart, which keeps the
 // chunks' slots), so everything but the row's offsets is set up once. Warps
 // run whole: rows past the tile's up to the warp's last are read and store
-// nothing, so the shuffles take the full mask. With `keep_codes` (fp8 under
-// a whole-tile scale only) a thread also leaves each run's 32 codes in the
+// nothing, so the shuffles take the full mask. kKeepCodes (fp8 under a
+// whole-tile scale only): a thread also leaves each run's 32 codes in the
 // stage, in place of the run's first two chunks, which only it reads
 // (transpose_row_codes).
-template <gg_dtype kIn, int kTm, class Codec>
+template <gg_dtype kIn, int kTm, class Codec, bool kKeepCodes = false>
 __device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* tile,
-                              const Codec& codec, const TileContext& ctx, bool keep_codes) {
+                              const Codec& codec, const TileContext& ctx) {
   using Shape = TileShape<kIn>;
   using In = InputType<kIn>;
   constexpr int kVec = Shape::kVec;
@@ -351,12 +351,11 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* til
     } else {
       by_path(short_path, code_elements);
     }
-    if constexpr (Codec::kBlock == kWholeTile) {
-      static_assert(Codec::kBits == 8 && kRunChunks >= 2, "a run's codes fill two chunks");
-      if (keep_codes) {
-        chunks[0][offset] = make_uint4(codes[0], codes[1], codes[2], codes[3]);
-        chunks[1][offset] = make_uint4(codes[4], codes[5], codes[6], codes[7]);
-      }
+    if constexpr (kKeepCodes) {
+      static_assert(Codec::kBlock == kWholeTile && Codec::kBits == 8 && kRunChunks >= 2,
+                    "fp8 codes of a whole-tile scale, a run's filling two chunks");
+      chunks[0][offset] = make_uint4(codes[0], codes[1], codes[2], codes[3]);
+      chunks[1][offset] = make_uint4(codes[4], codes[5], codes[6], codes[7]);
     }
     store_codes<Codec::kBits, kRowRun>(bytes, codes, valid);
   }
@@ -742,24 +741,13 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
   }
 }
 
-// Whether the columnwise codes are the rowwise ones transposed: fp8 without
-// blocks on both sides, of one dtype, under the same group or tensor scale.
-__device__ inline bool codes_shared(const QuantizeParams& p) {
-  return p.rowwise.data != nullptr && p.columnwise.data != nullptr &&
-         p.rowwise.scaling == GG_BLOCK_NONE && p.columnwise.scaling == GG_BLOCK_NONE &&
-         p.rowwise.dtype == p.columnwise.dtype && p.rowwise.extent == p.columnwise.extent;
-}
-
 // Codes one tile from its stage. Every thread calls it (it has barriers).
 // Inlined: as a call it would take the tile descriptor through the stack.
 template <gg_dtype kIn, int kTm>
 __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t, uint4* tile,
                                           CodeStage<kTm>* stage, bool need_tile_amax) {
   const int64_t matrix = p.stacked ? t.g : 0;
-  // Columnwise codes either coded from the tile's columns or, where they
-  // are the rowwise ones, transposed from those (transpose_row_codes).
-  const bool shared_codes = codes_shared(p);
-  const bool columnwise = p.columnwise.data != nullptr && !shared_codes;
+  const bool columnwise = p.columnwise.data != nullptr;
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
   ColumnRun<kIn, kTm> run;
   if (columnwise || need_tile_amax) run.load(tile, t);
@@ -790,14 +778,27 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   if (p.rowwise.data != nullptr) {
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
       const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
-      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx, shared_codes);
+      write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx);
     });
-  }
-  if (shared_codes) {
-    __syncthreads();  // the kept codes are in
-    transpose_row_codes<kIn, kTm>(t, tile, stage);
   }
 }
 
+// code_tile where the columnwise codes are the rowwise ones
+// (columnwise_codes_are_rowwise): the rowwise writer codes every element
+// once and keeps its codes; the columnwise code rows are those transposed.
+template <gg_dtype kIn, int kTm>
+__device__ __forceinline__ void code_tile_shared(const QuantizeParams& p, const Tile& t,
+                                                 uint4* tile, CodeStage<kTm>* stage) {
+  const TileContext ctx{p.stacked ? t.g : 0, outer_scale(p.rowwise, p, t.g)};
+  if (p.rowwise.dtype == GG_DTYPE_E4M3) {
+    write_rowwise<kIn, kTm, Fp8Whole<GG_DTYPE_E4M3>, true>(p.rowwise, t, tile, {{}, ctx.tile_param},
+                                                           ctx);
+  } else {
+    write_rowwise<kIn, kTm, Fp8Whole<GG_DTYPE_E5M2>, true>(p.rowwise, t, tile, {{}, ctx.tile_param},
+                                                           ctx);
+  }
+  __syncthreads();  // the kept codes are in
+  transpose_row_codes<kIn, kTm>(t, tile, stage);
+}
 
 }  // namespace gg::quantize
