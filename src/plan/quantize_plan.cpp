@@ -13,19 +13,35 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
   QuantizePlan plan{shape, 128,
                     (shape.stacked ? "matrices of " : "groups average ") +
                         std::to_string(rows_per_group) + " rows"};
+  const int input_bytes = shape.input == GG_DTYPE_FP32 ? 4 : 2;
+  const bool needs_128 = shape.square_blocks || shape.long_column_blocks;
   if (shape.square_blocks) {
     plan.reason = "128 x 128 blocks";
-  } else if (shape.input == GG_DTYPE_FP32) {
-    plan.reason = "fp32 input";
   } else if (shape.long_column_blocks) {
     plan.reason = "columnwise 1 x 128 blocks";
   } else if (rows_per_group <= kQuantizeShortGroupRows) {
     plan.tile_rows = 64;
   } else if (rows_per_group >= kQuantizeLongGroupRows) {
-    if (quantize_tiles_fit(2, 256, shape.shared_bytes_per_block)) {
+    if (shape.input == GG_DTYPE_FP32) {
+      plan.reason += "; fp32 input has no 256-token tiles";
+    } else if (quantize_tiles_fit(input_bytes, 256, shape.shared_bytes_per_block)) {
       plan.tile_rows = 256;
     } else {
       plan.reason += "; 256-token tiles exceed the device's shared memory";
+    }
+  }
+  if (plan.tile_rows == 128 &&
+      !quantize_tiles_fit(input_bytes, 128, shape.shared_bytes_per_block)) {
+    if (needs_128) {
+      plan.tile_rows = 0;
+      plan.reason += "; its 128-token tiles need " +
+                     std::to_string(quantize_dynamic_smem_bytes(input_bytes, 128) +
+                                    kQuantizeStaticSmem) +
+                     " bytes of shared memory a CTA, the device allows " +
+                     std::to_string(shape.shared_bytes_per_block);
+    } else {
+      plan.tile_rows = 64;
+      plan.reason += "; 128-token tiles exceed the device's shared memory";
     }
   }
   return plan;
@@ -46,9 +62,12 @@ QuantizeShape quantize_shape(const gg_quantize_desc& d, int64_t shared_bytes_per
 }
 
 std::string QuantizePlan::describe() const {
-  return std::string("quantize ") + api::dtype_name(shape.input) + (shape.stacked ? " stacked" : "") +
-         " rows=" + std::to_string(shape.rows) + " G=" + std::to_string(shape.groups) +
-         ": tiles of " + std::to_string(tile_rows) + " tokens x 128, " +
+  const std::string problem = std::string("quantize ") + api::dtype_name(shape.input) +
+                              (shape.stacked ? " stacked" : "") +
+                              " rows=" + std::to_string(shape.rows) +
+                              " G=" + std::to_string(shape.groups);
+  if (tile_rows == 0) return problem + ": no tile height fits (" + reason + ")";
+  return problem + ": tiles of " + std::to_string(tile_rows) + " tokens x 128, " +
          std::to_string(2 * tile_rows) + " threads (" + reason + ")";
 }
 

@@ -148,30 +148,37 @@ TEST_P(Quantize, EdgeSizes) {
   }
 }
 
-// Each tile height on every ragged format, both directions, 16-bit inputs:
-// seven groups whose sizes straddle the height (h - 1, h, h + 1, two
+// Each tile height on every ragged format, both directions, every input
+// type: seven groups whose sizes straddle the height (h - 1, h, h + 1, two
 // tiles and a bit) among 0, 1 and 33, with M = 7 h so that the plan picks h
-// (1x128 columnwise blocks run at 128, and so does 256 on a device whose
-// shared memory cannot hold its CTA).
+// (1x128 columnwise blocks run at 128; fp32 input has no 256-token tiles,
+// and a height whose CTA the device's shared memory cannot hold gives way
+// to the next lower one).
 TEST_P(Quantize, SmallEveryTileHeight) {
-  const bool tall_fit = quantize_tiles_fit(2, 256, shared_bytes_per_block());
+  const auto fits = [&](gg_dtype input, int h) {
+    return quantize_tiles_fit(input == GG_DTYPE_FP32 ? 4 : 2, h, shared_bytes_per_block());
+  };
   std::set<int> heights;
   for (const int64_t h : {64, 128, 256}) {
     const std::vector<int64_t> sizes = {h - 1, 0, h, 1, h + 1, 33, 2 * h + 5};
-    for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP16}) {
+    for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP16, GG_DTYPE_FP32}) {
       for (const QuantizeFormatSpec& f : ragged_formats()) {
         QuantizeSpec s = ragged(sizes, 7 * h, 160);
         s.input = input;
         set_formats(&s, f, true, true);
+        int expected = f.block == GG_BLOCK_1X128 ? 128 : static_cast<int>(h);
+        if (expected == 256 && (input == GG_DTYPE_FP32 || !fits(input, 256))) expected = 128;
+        if (expected == 128 && f.block != GG_BLOCK_1X128 && !fits(input, 128)) expected = 64;
         const int rows = tile_rows(s);
         SCOPED_TRACE("tiles of " + std::to_string(rows) + " tokens");
-        EXPECT_EQ(rows, f.block == GG_BLOCK_1X128 || (h == 256 && !tall_fit) ? 128 : h);
+        EXPECT_EQ(rows, expected);
         heights.insert(rows);
         expect_correct(s);
         if (HasFailure()) return;
       }
     }
   }
+  const bool tall_fit = fits(GG_DTYPE_BF16, 256);
   EXPECT_EQ(heights, (tall_fit ? std::set<int>{64, 128, 256} : std::set<int>{64, 128}));
 }
 

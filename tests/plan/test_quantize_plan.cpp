@@ -34,7 +34,7 @@ TEST(QuantizePlan, ThresholdsAre64And256Rows) {
   EXPECT_EQ(plan_quantize(ragged(256 * 10, 10)).tile_rows, 256);
 }
 
-TEST(QuantizePlan, BlockShapesAndFp32KeepTheirHeights) {
+TEST(QuantizePlan, BlockShapesKeepTheirHeights) {
   QuantizeShape square = ragged(65536, 8);
   square.square_blocks = true;
   EXPECT_EQ(plan_quantize(square).tile_rows, 128);
@@ -46,9 +46,50 @@ TEST(QuantizePlan, BlockShapesAndFp32KeepTheirHeights) {
   EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
   long_blocks.rows = 65536;
   EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
-  EXPECT_EQ(plan_quantize(ragged(16384, 256, GG_DTYPE_FP32)).tile_rows, 128);
-  EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP32)).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP16)).tile_rows, 256);
+}
+
+TEST(QuantizePlan, Fp32InputHasNoTallTiles) {
+  // Short groups take 64 as 16-bit input does; long ones stay at 128.
+  EXPECT_EQ(plan_quantize(ragged(16384, 256, GG_DTYPE_FP32)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(16384, 128, GG_DTYPE_FP32)).tile_rows, 128);
+  const QuantizePlan long_groups = plan_quantize(ragged(65536, 8, GG_DTYPE_FP32));
+  EXPECT_EQ(long_groups.tile_rows, 128);
+  EXPECT_NE(long_groups.reason.find("fp32 input has no 256-token tiles"), std::string::npos)
+      << long_groups.reason;
+}
+
+TEST(QuantizePlan, Fp32WhereItsTilesDoNotFit) {
+  // An fp32 CTA of 128 tokens takes 153 KB: it fits sm_80, not sm_86 / sm_89,
+  // where fp32 takes 64-token tiles unless its blocks need 128.
+  EXPECT_EQ(quantize_dynamic_smem_bytes(4, 128) + kQuantizeStaticSmem, 156832);
+  EXPECT_EQ(quantize_dynamic_smem_bytes(4, 64), 128 + 2 * 32768 + 9744);
+  QuantizeShape fp32 = ragged(65536, 8, GG_DTYPE_FP32);
+  fp32.shared_bytes_per_block = kA100Shared;
+  EXPECT_EQ(plan_quantize(fp32).tile_rows, 128);
+  fp32.shared_bytes_per_block = kAdaShared;
+  const QuantizePlan ada = plan_quantize(fp32);
+  EXPECT_EQ(ada.tile_rows, 64);
+  EXPECT_NE(ada.reason.find("128-token tiles exceed the device's shared memory"),
+            std::string::npos)
+      << ada.reason;
+  for (const bool square : {true, false}) {
+    QuantizeShape blocks = fp32;
+    blocks.square_blocks = square;
+    blocks.long_column_blocks = !square;
+    const QuantizePlan none = plan_quantize(blocks);
+    EXPECT_EQ(none.tile_rows, 0);
+    EXPECT_EQ(none.describe(),
+              std::string("quantize fp32 rows=65536 G=8: no tile height fits (") +
+                  (square ? "128 x 128 blocks" : "columnwise 1 x 128 blocks") +
+                  "; its 128-token tiles need 156832 bytes of shared memory a CTA, the device "
+                  "allows 101376)");
+  }
+  // 16-bit input fits every height but 256 there.
+  QuantizeShape bf16 = ragged(65536, 8);
+  bf16.square_blocks = true;
+  bf16.shared_bytes_per_block = kAdaShared;
+  EXPECT_EQ(plan_quantize(bf16).tile_rows, 128);
 }
 
 TEST(QuantizePlan, StackedMatricesCountTheirOwnRows) {

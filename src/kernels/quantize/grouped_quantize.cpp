@@ -13,13 +13,16 @@
 namespace gg::quantize {
 namespace {
 
-// The instance of 16-bit input for the plan's tile height.
+// The instance for the plan's tile height (fp32 input: no 256, whose two
+// stages would exceed shared memory).
 template <gg_dtype kIn>
-cudaError_t launch_16bit(const QuantizeParams& params, int sm_count, cudaStream_t stream) {
+cudaError_t launch_for_height(const QuantizeParams& params, int sm_count, cudaStream_t stream) {
   switch (params.tile_rows) {
     case 64: return launch_passes<kIn, 64>(params, sm_count, stream);
     case 128: return launch_passes<kIn, 128>(params, sm_count, stream);
-    case 256: return launch_passes<kIn, 256>(params, sm_count, stream);
+    case 256:
+      if constexpr (kIn != GG_DTYPE_FP32) return launch_passes<kIn, 256>(params, sm_count, stream);
+      [[fallthrough]];
     default: return cudaErrorInvalidValue;
   }
 }
@@ -40,11 +43,9 @@ int64_t max_tiles(const QuantizeParams& p) {
 cudaError_t launch_grouped_quantize(const QuantizeParams& params, int sm_count,
                                     cudaStream_t stream) {
   switch (params.input_type) {
-    case GG_DTYPE_BF16: return launch_16bit<GG_DTYPE_BF16>(params, sm_count, stream);
-    case GG_DTYPE_FP16: return launch_16bit<GG_DTYPE_FP16>(params, sm_count, stream);
-    default:  // fp32: two stages of 256 tokens would not fit in shared memory
-      return params.tile_rows == 128 ? launch_passes<GG_DTYPE_FP32, 128>(params, sm_count, stream)
-                                     : cudaErrorInvalidValue;
+    case GG_DTYPE_BF16: return launch_for_height<GG_DTYPE_BF16>(params, sm_count, stream);
+    case GG_DTYPE_FP16: return launch_for_height<GG_DTYPE_FP16>(params, sm_count, stream);
+    default: return launch_for_height<GG_DTYPE_FP32>(params, sm_count, stream);
   }
 }
 

@@ -16,7 +16,7 @@ int64_t max_tiles(const QuantizeParams& params);
 
 // Enqueues the amax launch (when params.amax_pass) and the quantize launch on
 // `stream`, tiles of params.tile_rows tokens (64, 128 or 256; fp32 input
-// 128 only). Each grid is persistent: as many CTAs as fit on `sm_count` SMs,
+// 64 or 128). Each grid is persistent: as many CTAs as fit on `sm_count` SMs,
 // but no more than max_tiles.
 cudaError_t launch_grouped_quantize(const QuantizeParams& params, int sm_count,
                                     cudaStream_t stream);

@@ -86,6 +86,10 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.cols = k;
   const QuantizePlan plan = plan_quantize(quantize_shape(d, device.shared_bytes_per_block));
   if (api::log_enabled()) api::log_line(plan.describe());
+  if (plan.tile_rows == 0) {
+    return api::fail(GG_STATUS_NOT_SUPPORTED, "grouped_quantize: %s on this device",
+                     plan.describe().c_str());
+  }
   p.tile_rows = plan.tile_rows;
   p.input = d.input.data;
   p.input_type = d.input.dtype;

@@ -5,5 +5,6 @@ namespace gg::quantize {
 
 template cudaError_t launch_passes<GG_DTYPE_BF16, 64>(const QuantizeParams&, int, cudaStream_t);
 template cudaError_t launch_passes<GG_DTYPE_FP16, 64>(const QuantizeParams&, int, cudaStream_t);
+template cudaError_t launch_passes<GG_DTYPE_FP32, 64>(const QuantizeParams&, int, cudaStream_t);
 
 }  // namespace gg::quantize

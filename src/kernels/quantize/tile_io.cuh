@@ -206,38 +206,47 @@ template <gg_dtype kIn, int kTm>
 __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_base,
                           uint4* stage) {
   using Shape = TileShape<kIn>;
-  constexpr int kRowStep = kThreadsOf<kTm> / Shape::kRowChunks;  // a thread's column, every kRowStep rows
-  static_assert(kRowStep % 8 == 0, "a thread's rows keep their swizzle");
+  constexpr int kThreads = kThreadsOf<kTm>;
+  // Threads a row of chunks, and the rows from one of a thread's to the
+  // next: at least 8, so that a thread's rows keep their swizzle (fp32
+  // tiles of 64 tokens: 16 threads a row, each taking two of its chunks).
+  constexpr int kRowThreads = Shape::kRowChunks < kThreads / 8 ? Shape::kRowChunks : kThreads / 8;
+  constexpr int kRowStep = kThreads / kRowThreads;
+  static_assert(kRowStep % 8 == 0 && Shape::kRowChunks % kRowThreads == 0,
+                "a thread's rows keep their swizzle");
   const int rows = t.rows;
   const int cols = t.cols;
   const int filled_rows = (rows + 31) / 32 * 32;
-  const int r0 = static_cast<int>(threadIdx.x) / Shape::kRowChunks;
-  const int c = (static_cast<int>(threadIdx.x) % Shape::kRowChunks) * Shape::kVec;
-  const int column_valid = c < cols ? min(Shape::kVec, cols - c) : 0;
-  const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
+  const int r0 = static_cast<int>(threadIdx.x) / kRowThreads;
   const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
   const int64_t step = kRowStep * p.input_stride;
   // A thread's rows keep r0's swizzle: its chunk steps down its panel.
   constexpr int kChunkStep = kRowStep * Shape::kPanelChunks;
-  uint4* chunk =
-      stage + tile_chunk<kIn, kTm>(r0, static_cast<int>(threadIdx.x) % Shape::kRowChunks);
-  if (p.aligned_input) {
-    // The same source size for every row of the tile: the copies of a
-    // column past the valid ones read nothing from one place; the zero
-    // rows are plain stores.
-    const int bytes = column_valid * Shape::kBytes;
-    const auto* source = column_valid > 0 ? row : anywhere;
-    const int64_t source_step = column_valid > 0 ? step : 0;
-    int r = r0;
+#pragma unroll
+  for (int j = 0; j < Shape::kRowChunks / kRowThreads; ++j) {
+    const int c_index = static_cast<int>(threadIdx.x) % kRowThreads + j * kRowThreads;
+    const int c = c_index * Shape::kVec;
+    const int column_valid = c < cols ? min(Shape::kVec, cols - c) : 0;
+    const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
+    uint4* chunk = stage + tile_chunk<kIn, kTm>(r0, c_index);
+    if (p.aligned_input) {
+      // The same source size for every row of the tile: the copies of a
+      // column past the valid ones read nothing from one place; the zero
+      // rows are plain stores.
+      const int bytes = column_valid * Shape::kBytes;
+      const auto* source = column_valid > 0 ? row : anywhere;
+      const int64_t source_step = column_valid > 0 ? step : 0;
+      int r = r0;
 #pragma unroll 4
-    for (; r < rows; r += kRowStep, chunk += kChunkStep, source += source_step) {
-      cp_async16(chunk, source, bytes);
-    }
-    for (; r < filled_rows; r += kRowStep, chunk += kChunkStep) *chunk = make_uint4(0, 0, 0, 0);
-  } else {
+      for (; r < rows; r += kRowStep, chunk += kChunkStep, source += source_step) {
+        cp_async16(chunk, source, bytes);
+      }
+      for (; r < filled_rows; r += kRowStep, chunk += kChunkStep) *chunk = make_uint4(0, 0, 0, 0);
+    } else {
 #pragma unroll 4
-    for (int r = r0; r < filled_rows; r += kRowStep, chunk += kChunkStep, row += step) {
-      *chunk = load_chunk_by_elements<kIn>(row, r < rows ? column_valid : 0);
+      for (int r = r0; r < filled_rows; r += kRowStep, chunk += kChunkStep, row += step) {
+        *chunk = load_chunk_by_elements<kIn>(row, r < rows ? column_valid : 0);
+      }
     }
   }
 }
