@@ -218,8 +218,6 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
   const int cols = t.cols;
   const int filled_rows = (rows + 31) / 32 * 32;
   const int r0 = static_cast<int>(threadIdx.x) / kRowThreads;
-  const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
-  const int64_t step = kRowStep * p.input_stride;
   // A thread's rows keep r0's swizzle: its chunk steps down its panel.
   constexpr int kChunkStep = kRowStep * Shape::kPanelChunks;
 #pragma unroll
@@ -228,6 +226,8 @@ __device__ void fill_tile(const QuantizeParams& p, const Tile& t, int64_t input_
     const int c = c_index * Shape::kVec;
     const int column_valid = c < cols ? min(Shape::kVec, cols - c) : 0;
     const auto* row = chunk_source<kIn>(p, t, input_base, r0, c);
+    const auto* anywhere = chunk_source<kIn>(p, t, input_base, 0, 0);  // for copies of nothing
+    const int64_t step = kRowStep * p.input_stride;
     uint4* chunk = stage + tile_chunk<kIn, kTm>(r0, c_index);
     if (p.aligned_input) {
       // The same source size for every row of the tile: the copies of a
