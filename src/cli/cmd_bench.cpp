@@ -26,7 +26,7 @@ namespace {
 const std::vector<OptionSpec> kBenchOptions = {
     {"preset", true}, {"tokens", true}, {"routing", true}, {"ops", true}, {"out", true},
     {"beta", true},   {"iters", true},  {"json", false},  {"path", true},
-    {"weights", true},
+    {"weights", true}, {"warm-ms", true},
 };
 
 const std::vector<Name<ModelOp>> kBenchOps = {
@@ -36,6 +36,10 @@ const std::vector<Name<Routing>> kBenchRoutings = {{"uniform", Routing::kUniform
 
 constexpr int kGpuIters = 50;
 constexpr int kCpuIters = 3;
+// Each GPU figure follows this long of the same work (timing.h): the
+// machine rates and every method of every row run at the clock the power
+// limit leaves them.
+constexpr int kGpuWarmMs = 300;
 constexpr int64_t kMaxTokens = int64_t{1} << 24;
 
 struct BenchRequest {
@@ -46,6 +50,7 @@ struct BenchRequest {
   Output output;
   bool per_expert = false;
   int iters = 0;  // 0: the mode's default
+  int warm_ms = kGpuWarmMs;
   bool json = false;
   gg_path path = GG_PATH_AUTO;  // our GPU path
 };
@@ -80,6 +85,7 @@ BenchRequest parse_request(const std::vector<std::string>& words) {
   request.output.beta = options.real("beta", 0.0);
   request.per_expert = options.choice("weights", kWeightsNames, false);
   request.iters = static_cast<int>(options.integer("iters", 0, 1, 100000));
+  request.warm_ms = static_cast<int>(options.integer("warm-ms", kGpuWarmMs, 0, 60000));
   request.json = options.has("json");
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
   if (request.path == GG_PATH_REFERENCE) throw UsageError("--path: the GPU bench times a GPU path");
@@ -152,9 +158,11 @@ int run_bench(const std::vector<std::string>& words) {
     }
     const std::vector<int64_t>& tokens =
         request.tokens.empty() ? default_gpu_tokens() : request.tokens;
-    GpuBench bench(devices[0], repeats_of(request.iters > 0 ? request.iters : kGpuIters),
-                   request.path);
+    Repeats repeats = repeats_of(request.iters > 0 ? request.iters : kGpuIters);
+    repeats.warm_ms = request.warm_ms;
+    GpuBench bench(devices[0], repeats, request.path);
     report.rates = bench.rates();
+    report.warm_ms = request.warm_ms;
     run_cases(make_cases(presets, tokens, request), report,
               [&](const BenchCase& bench_case) { return bench.run(bench_case); });
   }

@@ -34,6 +34,7 @@ const char* const kUsage =
     "             [--preset NAME|all] [--tokens N[,N...]] [--routing uniform|skewed|both]\n"
     "             [--ops fprop,dgrad,wgrad] [--out bf16|fp16|fp32] [--beta b] [--iters N]\n"
     "             [--json] [--path auto|portable|sm90] [--weights stacked|per-expert]\n"
+    "             [--warm-ms N] (time each GPU figure after N ms of its work: 300)\n"
     "  bench-quantize  time the grouped quantizer (rowwise + columnwise) against the copy\n"
     "             bandwidth  [--preset NAME[,NAME...]] [--tokens N[,N...]]\n"
     "             [--formats fp8_e4m3_tensor,fp8_e4m3_group,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group]\n"

@@ -38,6 +38,7 @@ struct BenchReport {
   double beta = 0.0;
   std::string weights = "stacked";  // or "per-expert": G separate matrices
   std::optional<MachineRates> rates;
+  int warm_ms = 0;  // GPU: how long each figure's work ran before it was timed
   std::vector<BenchRow> rows;
 };
 

@@ -47,7 +47,8 @@ void print_json(const BenchReport& report, std::FILE* stream) {
                      ",\n  \"weights\": " + quoted(report.weights) + ",\n  \"rates\": ";
   if (report.rates) {
     json += "{\"dense_bf16_tflops\": " + number(report.rates->dense_flops_per_s * 1e-12) +
-            ", \"copy_gb_per_s\": " + number(report.rates->copy_bytes_per_s * 1e-9) + "}";
+            ", \"copy_gb_per_s\": " + number(report.rates->copy_bytes_per_s * 1e-9) +
+            ", \"warm_ms\": " + number(report.warm_ms) + "}";
   } else {
     json += "null";
   }

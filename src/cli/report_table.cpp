@@ -33,6 +33,14 @@ void print_table(const BenchReport& report, std::FILE* stream) {
     std::fprintf(
         stream, "# dense cuBLAS bf16 8192^3: %.1f TFLOP/s; device copy: %.0f GB/s (read + write)\n",
         report.rates->dense_flops_per_s * 1e-12, report.rates->copy_bytes_per_s * 1e-9);
+    if (report.warm_ms > 0) {
+      std::fprintf(stream,
+                   "# each figure timed after %d ms of the same work, at the clock the GPU "
+                   "sustains\n",
+                   report.warm_ms);
+    } else {
+      std::fprintf(stream, "# each figure timed after its warm-up calls only (--warm-ms 0)\n");
+    }
   }
   std::fprintf(stream, "# %s\n", kShapeRule);
   std::fprintf(stream,

@@ -38,14 +38,35 @@ class EventPairs {
   std::vector<cudaEvent_t> events_;
 };
 
+// Runs the work until `ms` have passed, in batches that double until one
+// takes 20 ms, so that the host's waits leave the GPU idle for a small
+// fraction of the time. Returns the next run's index.
+int keep_running(cudaStream_t stream, double ms, int next_run,
+                 const std::function<void(int)>& run) {
+  if (ms <= 0.0) return next_run;
+  const auto since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (int batch = 1; since(start) < ms;) {
+    const auto batch_start = std::chrono::steady_clock::now();
+    for (int i = 0; i < batch; ++i) run(next_run++);
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (since(batch_start) < 20.0) batch *= 2;
+  }
+  return next_run;
+}
+
 }  // namespace
 
 double median_gpu_ms(cudaStream_t stream, Repeats repeats, const std::function<void(int)>& run) {
   for (int i = 0; i < repeats.warmup; ++i) run(i);
+  const int first_timed = keep_running(stream, repeats.warm_ms, repeats.warmup, run);
   EventPairs events(repeats.timed);
   for (int i = 0; i < repeats.timed; ++i) {
     check_cuda(cudaEventRecord(events.start(i), stream), "cudaEventRecord");
-    run(repeats.warmup + i);
+    run(first_timed + i);
     check_cuda(cudaEventRecord(events.stop(i), stream), "cudaEventRecord");
   }
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
