@@ -132,7 +132,7 @@ void check_pair_codes_over_every_magnitude(uint32_t magnitudes) {
         for (uint32_t m = 0; m < magnitudes; ++m) {
           for (uint32_t sign : {0u, 0x8000u}) {
             const uint32_t low = m | sign, high = (magnitudes - 1 - m) | (sign ^ 0x8000u);
-            const uint32_t codes = q::e2m1_pair_codes(low | high << 16, thresholds);
+            const uint32_t codes = q::e2m1_pair_codes<kHalf>(low | high << 16, thresholds);
             const uint32_t want = e2m1_reference_pair<kHalf>(low, high, low_step, high_step);
             if (codes != want && mismatches[w]++ < 5) {
               ADD_FAILURE() << std::hex << "bits " << low << " under " << std::hexfloat

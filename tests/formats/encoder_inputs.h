@@ -143,7 +143,7 @@ GG_HD float half_value(uint32_t bits) {
 // high_step) by thresholds, and the reference's in the same places.
 template <gg_dtype kHalf>
 GG_HD uint32_t e2m1_pair_codes_of(uint32_t low, uint32_t high, float low_step, float high_step) {
-  return gg::quantize::e2m1_pair_codes(low | high << 16,
+  return gg::quantize::e2m1_pair_codes<kHalf>(low | high << 16,
                                        gg::quantize::e2m1_thresholds<kHalf>(low_step, high_step));
 }
 template <gg_dtype kHalf>

@@ -216,7 +216,7 @@ __device__ void row_codes_by_thresholds(const uint4 (&chunks)[kRunChunks],
     uint32_t bytes[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const uint32_t pair_codes = e2m1_pair_codes(pairs[i], thresholds[j / kSpanChunks]);
+      const uint32_t pair_codes = e2m1_pair_codes<kIn>(pairs[i], thresholds[j / kSpanChunks]);
       bytes[i] = pair_codes + (pair_codes >> 12);
     }
     codes[j] = __byte_perm(__byte_perm(bytes[0], bytes[1], 0x0040),
@@ -436,8 +436,8 @@ __device__ void column_codes_by_thresholds(const Run& run, const ScaleDivider (&
     for (int i = 0; i < 4; ++i) {
       const int token = 8 * w + 2 * i;
       const E2m1Thresholds& block = thresholds[token / 16];
-      bytes[i] = e2m1_pair_codes(run.at(token), block) +
-                 (e2m1_pair_codes(run.at(token + 1), block) << 4);
+      bytes[i] = e2m1_pair_codes<kIn>(run.at(token), block) +
+                 (e2m1_pair_codes<kIn>(run.at(token + 1), block) << 4);
     }
     const uint32_t low = __byte_perm(bytes[0], bytes[1], 0x6240);
     const uint32_t high = __byte_perm(bytes[2], bytes[3], 0x6240);
