@@ -16,8 +16,15 @@ through torch.autograd.grad; the loop keeps one weight leaf per expert, as
 per-expert modules do), eagerly and replayed from a CUDA graph. A graph
 replays the loop with the sizes it was captured with, so its loop figure is
 a bound no real router could use. Time is the median over --reps runs of CUDA
-events around each call, after --warmup calls. Before timing, each case's
-groupgemm result is checked against the loop's.
+events around each call, after --warmup calls and then --warm-ms of the same
+calls (default 300, in batches that double until one takes 20 ms), so that
+every figure, the machine rates' included, is taken at the clock the GPU
+sustains under that work rather than a burst from idle, as `groupgemm bench
+--warm-ms` times. groupgemm and torch._grouped_mm are warmed and timed
+together, one call of each in turn (the order rotating), so that the clock's
+drift over a measurement falls on both alike; the loop and the dense product
+are timed alone. Before timing, each case's groupgemm result is checked
+against the loop's.
 
 Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the dense
 bf16 rate of an 8192^3 torch.mm, bytes / the bandwidth of a large
@@ -30,6 +37,7 @@ figure; --png draws the efficiencies as bar charts.
 import argparse
 import statistics
 import sys
+import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
@@ -39,6 +47,7 @@ from . import _bench_report, presets
 from . import torch as ggt
 
 METHODS = ("groupgemm", "torch._grouped_mm", "loop", "dense")
+IN_TURN = ("groupgemm", "torch._grouped_mm")  # timed call by call in turn (measure)
 PASSES = ("fwd", "fwd+bwd")
 LAUNCHES = ("eager", "graph")
 
@@ -146,29 +155,62 @@ def _graphed(fn: Callable) -> Callable:
     return graph.replay
 
 
-def time_ms(fn: Callable, warmup: int, reps: int) -> float:
+def keep_running(fn: Callable, ms: float) -> None:
+    """Runs fn for `ms` ms, in batches that double until one takes 20 ms, so
+    that waiting for a batch leaves the GPU idle for a small share of it."""
+    start = time.perf_counter()
+    batch = 1
+    while (time.perf_counter() - start) * 1e3 < ms:
+        batch_start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        torch.cuda.synchronize()
+        if (time.perf_counter() - batch_start) * 1e3 < 20.0:
+            batch *= 2
+
+
+def time_in_turn(fns: Dict[str, Callable], warmup: int, reps: int,
+                 warm_ms: float = 0.0) -> Dict[str, float]:
+    """Median ms of each of `fns` over `reps` rounds. A round times one call
+    of each in turn, the order rotating from round to round, so that drift
+    of the clock or the temperature falls on every method alike. Before the
+    rounds: `warmup` untimed rounds, then `warm_ms` of them (keep_running)."""
+    names = list(fns)
+
+    def every_method():
+        for name in names:
+            fns[name]()
+
     for _ in range(warmup):
-        fn()
+        every_method()
+    keep_running(every_method, warm_ms)
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    times = {name: [] for name in names}
+    for r in range(reps):
+        for i in range(len(names)):
+            name = names[(r + i) % len(names)]
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fns[name]()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
+    return {name: statistics.median(samples) for name, samples in times.items()}
 
 
-def machine_rates(warmup: int, reps: int) -> Dict[str, float]:
+def time_ms(fn: Callable, warmup: int, reps: int, warm_ms: float = 0.0) -> float:
+    """time_in_turn of fn alone."""
+    return time_in_turn({"fn": fn}, warmup, reps, warm_ms)["fn"]
+
+
+def machine_rates(warmup: int, reps: int, warm_ms: float = 0.0) -> Dict[str, float]:
     """Dense bf16 FLOP/s (8192^3 torch.mm) and copy bytes/s (read + write)."""
     square = torch.randn(8192, 8192, dtype=torch.bfloat16, device="cuda")
-    flops = 2 * 8192**3 / (time_ms(lambda: torch.mm(square, square), warmup, reps) * 1e-3)
+    flops = 2 * 8192**3 / (time_ms(lambda: torch.mm(square, square), warmup, reps, warm_ms) * 1e-3)
     source = torch.empty(1 << 31, dtype=torch.uint8, device="cuda")
     target = torch.empty_like(source)
-    bandwidth = 2 * source.numel() / (time_ms(lambda: target.copy_(source), warmup, reps) * 1e-3)
-    return {"dense_flops": flops, "copy_bytes_per_s": bandwidth}
+    seconds = time_ms(lambda: target.copy_(source), warmup, reps, warm_ms) * 1e-3
+    return {"dense_flops": flops, "copy_bytes_per_s": 2 * source.numel() / seconds}
 
 
 def check_case(case: Case) -> None:
@@ -183,22 +225,42 @@ def check_case(case: Case) -> None:
         )
 
 
-def measure(case: Case, pass_name: str, launch: str, method: str, args) -> Optional[float]:
-    if method == "torch._grouped_mm" and not hasattr(torch, "_grouped_mm"):
-        return None
-    fn = _forward(case, method) if pass_name == "fwd" else _forward_backward(case, method)
+def _time_methods(case: Case, pass_name: str, launch: str, methods: List[str],
+                  args) -> Optional[Dict[str, float]]:
+    """time_in_turn of `methods` on one pass and launch; None (and the reason
+    on stderr) where one fails, as a method out of memory does."""
     try:
         with torch.set_grad_enabled(pass_name != "fwd"):
-            runner = _graphed(fn) if launch == "graph" else fn
-            return time_ms(runner, args.warmup, args.reps)
+            runners = {}
+            for method in methods:
+                fn = _forward(case, method) if pass_name == "fwd" else _forward_backward(case, method)
+                runners[method] = _graphed(fn) if launch == "graph" else fn
+            return time_in_turn(runners, args.warmup, args.reps, args.warm_ms)
     except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
         print(
-            "  %s %s %s: %s" % (method, pass_name, launch, str(e).splitlines()[0]), file=sys.stderr
+            "  %s %s %s: %s" % ("+".join(methods), pass_name, launch, str(e).splitlines()[0]),
+            file=sys.stderr,
         )
         return None
     finally:
+        runners = None  # the graphs and their memory pools, before empty_cache
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
+
+
+def measure(case: Case, pass_name: str, launch: str, args) -> Dict[str, Optional[float]]:
+    """ms of every method. groupgemm and torch._grouped_mm, the pair the
+    figures compare most closely, are timed in turn (time_in_turn); where
+    the pair fails together, as out of memory, each is timed alone. The
+    loop and the dense product are timed alone."""
+    paired = [m for m in IN_TURN if m != "torch._grouped_mm" or hasattr(torch, "_grouped_mm")]
+    ms = dict.fromkeys(METHODS)
+    together = _time_methods(case, pass_name, launch, paired, args) if len(paired) > 1 else None
+    ms.update(together or {})
+    for method in METHODS:
+        if ms[method] is None and (method in paired or method not in IN_TURN):
+            ms.update(_time_methods(case, pass_name, launch, [method], args) or {})
+    return ms
 
 
 def parse_args(argv=None):
@@ -227,6 +289,13 @@ def parse_args(argv=None):
     parser.add_argument("--launches", default=",".join(LAUNCHES), help="eager, graph or both")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument(
+        "--warm-ms",
+        type=_warm_ms,
+        default=300.0,
+        help="ms each figure's work runs before it is timed, at the clock the GPU sustains "
+        "(0 to 60000; default 300; 0: after --warmup calls only)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write every figure to this JSON file")
     parser.add_argument("--png", help="draw the efficiencies to this PNG file")
@@ -241,7 +310,7 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
         floor = _bench_report.floor_ms(case.rows, used, case.preset.n, case.preset.k, pass_name,
                                        rates)
         for launch in _split(args.launches):
-            ms = {m: measure(case, pass_name, launch, m, args) for m in METHODS}
+            ms = measure(case, pass_name, launch, args)
             efficiency = {m: None if t is None else floor / t for m, t in ms.items()}
             records.append(
                 {
@@ -261,6 +330,13 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
                 }
             )
     return records
+
+
+def _warm_ms(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 60000.0:
+        raise argparse.ArgumentTypeError("--warm-ms %s is not in 0 .. 60000" % text)
+    return value
 
 
 def _split(text: str) -> List[str]:
@@ -296,11 +372,12 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("groupgemm.bench needs a CUDA GPU", file=sys.stderr)
         return 1
-    rates = machine_rates(args.warmup, args.reps)
+    rates = machine_rates(args.warmup, args.reps, args.warm_ms)
+    rates["warm_ms"] = args.warm_ms
     device = torch.cuda.get_device_name()
     print(
-        "%s: dense bf16 %.0f TFLOP/s, copy %.0f GB/s"
-        % (device, rates["dense_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9)
+        "%s: dense bf16 %.0f TFLOP/s, copy %.0f GB/s; each figure timed after %g ms of its work"
+        % (device, rates["dense_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9, args.warm_ms)
     )
     records = []
     for preset, tokens in problems(args):

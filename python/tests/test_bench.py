@@ -1,6 +1,7 @@
 """The benchmark end to end on one small case (needs torch and a CUDA GPU)."""
 
 import json
+import time
 
 import pytest
 
@@ -25,7 +26,9 @@ def test_bench_runs_and_reports(tmp_path, capsys):
     except ImportError:
         pass
     assert bench.main(args) == 0
-    results = json.loads(out.read_text())["results"]
+    summary = json.loads(out.read_text())
+    assert summary["rates"]["warm_ms"] == 300.0
+    results = summary["results"]
     assert len(results) == 2 * 2 * 2  # routings x passes x launches
     for record in results:
         assert record["ms"]["groupgemm"] > 0
@@ -36,7 +39,8 @@ def test_bench_runs_and_reports(tmp_path, capsys):
 def test_bench_takes_shapes(tmp_path):
     out = tmp_path / "bench.json"
     args = ["--shapes", "2x64x256x128,3x1x96x64", "--routing", "uniform", "--passes", "fwd"]
-    args += ["--launches", "eager", "--warmup", "1", "--reps", "2", "--json", str(out)]
+    args += ["--launches", "eager", "--warmup", "1", "--reps", "2", "--warm-ms", "0"]
+    args += ["--json", str(out)]
     assert bench.main(args) == 0
     results = json.loads(out.read_text())["results"]
     assert [(r["preset"], r["rows"], r["n"], r["k"], r["groups"]) for r in results] == [
@@ -49,3 +53,31 @@ def test_bench_takes_shapes(tmp_path):
 def test_bench_rejects_bad_shapes(spec):
     with pytest.raises(ValueError, match="shape"):
         bench.shape_problem(spec)
+
+
+def test_keep_running_runs_for_the_time_in_growing_batches():
+    calls = []
+    start = time.perf_counter()
+    bench.keep_running(lambda: calls.append(torch.empty(1, device="cuda")), 50.0)
+    assert (time.perf_counter() - start) * 1e3 >= 50.0
+    assert len(calls) >= 1 + 2 + 4  # at least three batches, doubling
+    calls.clear()
+    bench.keep_running(lambda: calls.append(0), 0.0)
+    assert calls == []
+
+
+def test_time_in_turn_rotates_the_order_of_the_methods():
+    calls = []
+
+    def method(name):
+        return lambda: calls.append(name) or torch.empty(1, device="cuda")
+
+    ms = bench.time_in_turn({"a": method("a"), "b": method("b")}, warmup=1, reps=3)
+    assert sorted(ms) == ["a", "b"] and min(ms.values()) > 0
+    assert calls == ["a", "b"] + ["a", "b", "b", "a", "a", "b"]
+
+
+@pytest.mark.parametrize("value", ["-1", "60001", "x"])
+def test_bench_rejects_bad_warm_ms(value):
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--warm-ms", value])
