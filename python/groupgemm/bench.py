@@ -291,7 +291,7 @@ def parse_args(argv=None):
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument(
         "--warm-ms",
-        type=_warm_ms,
+        type=warm_ms_value,
         default=300.0,
         help="ms each figure's work runs before it is timed, at the clock the GPU sustains "
         "(0 to 60000; default 300; 0: after --warmup calls only)",
@@ -332,7 +332,8 @@ def case_records(case: Case, args, rates: Dict[str, float]) -> List[dict]:
     return records
 
 
-def _warm_ms(text: str) -> float:
+def warm_ms_value(text: str) -> float:
+    """--warm-ms's value: ms in 0 .. 60000 (an argparse type)."""
     value = float(text)
     if not 0.0 <= value <= 60000.0:
         raise argparse.ArgumentTypeError("--warm-ms %s is not in 0 .. 60000" % text)

@@ -6,9 +6,13 @@ uniformly over the experts), each format is quantized rowwise and
 columnwise in one call by groupgemm.torch.grouped_quantize, and by torch ops
 doing the same work: per-group amax (segment reduction over the sorted
 token groups), scale, cast, for both the input and its transpose. Times are
-medians of CUDA events; the bandwidth counts the bytes that must move (input
-once, every output once) and is also given as a fraction of the
-device-to-device copy bandwidth measured in the same run.
+medians of CUDA events, after --warm-ms of the same work (as
+groupgemm.bench times), each method alone rather than in turn: torch's
+path allocates and frees gigabytes of fp32 temporaries a call, which in
+turn would stand between our calls (docs/PERF.md). The bandwidth counts
+the bytes that must move (input once, every output once) and is also
+given as a fraction of the device-to-device copy bandwidth measured in the
+same run.
 
 The torch path covers the fp8 formats: current scaling per group
 (fp8_e4m3_group) and 1x128 blocks (fp8_e4m3_1x128, rowwise blocks along K;
@@ -23,16 +27,17 @@ import sys
 import torch
 
 from . import presets
-from .bench import time_ms
+from .bench import time_ms, warm_ms_value
 
 FORMATS = ("fp8_e4m3_group", "fp8_e4m3_1x128", "mxfp8_e4m3", "nvfp4_group")
 FP8_MAX = 448.0
 
 
-def copy_bandwidth(warmup: int, reps: int) -> float:
+def copy_bandwidth(warmup: int, reps: int, warm_ms: float) -> float:
     source = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     target = torch.empty_like(source)
-    return 2 * source.numel() / (time_ms(lambda: target.copy_(source), warmup, reps) * 1e-3)
+    seconds = time_ms(lambda: target.copy_(source), warmup, reps, warm_ms) * 1e-3
+    return 2 * source.numel() / seconds
 
 
 def torch_group_fp8(x, segment, groups):
@@ -78,14 +83,17 @@ def main(argv=None) -> int:
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--warm-ms", type=warm_ms_value, default=300.0,
+                        help="ms each figure's work runs before it is timed (default 300)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("bench_quantize: no CUDA GPU; nothing to time", file=sys.stderr)
         return 0
     import groupgemm.torch as ggt
 
-    copy = copy_bandwidth(args.warmup, args.reps)
-    print("%s: copy %.0f GB/s (read + write)" % (torch.cuda.get_device_name(), copy / 1e9))
+    copy = copy_bandwidth(args.warmup, args.reps, args.warm_ms)
+    print("%s: copy %.0f GB/s (read + write); each figure timed after %g ms of its work"
+          % (torch.cuda.get_device_name(), copy / 1e9, args.warm_ms))
     print("%-16s %8s %-16s %10s %8s %10s %8s" % ("preset", "tokens", "format", "ours ms", "of copy",
                                                "torch ms", "ratio"))
     for name in args.presets.split(","):
@@ -96,19 +104,21 @@ def main(argv=None) -> int:
             sizes = torch.full((groups,), tokens // groups, dtype=torch.int32, device="cuda")
             sizes[: tokens % groups] += 1
             segment = torch.repeat_interleave(torch.arange(groups, device="cuda"), sizes.long())
+            torch_paths = {
+                "fp8_e4m3_group": lambda: torch_group_fp8(x, segment, groups),
+                "fp8_e4m3_1x128": lambda: torch_1x128(x),
+            }
             for fmt in args.formats.split(","):
                 ours = time_ms(
                     lambda: ggt.grouped_quantize(x, sizes, rowwise=fmt, columnwise=fmt),
                     args.warmup,
                     args.reps,
+                    args.warm_ms,
                 )
+                theirs = None
+                if fmt in torch_paths:
+                    theirs = time_ms(torch_paths[fmt], args.warmup, args.reps, args.warm_ms)
                 moved = 2 * tokens * hidden + output_bytes(fmt, tokens, hidden, groups)
-                if fmt == "fp8_e4m3_group":
-                    theirs = time_ms(lambda: torch_group_fp8(x, segment, groups), args.warmup, args.reps)
-                elif fmt == "fp8_e4m3_1x128":
-                    theirs = time_ms(lambda: torch_1x128(x), args.warmup, args.reps)
-                else:
-                    theirs = None
                 print(
                     "%-16s %8d %-16s %10.3f %8.3f %10s %8s"
                     % (

@@ -36,10 +36,6 @@ const std::vector<Name<Routing>> kBenchRoutings = {{"uniform", Routing::kUniform
 
 constexpr int kGpuIters = 50;
 constexpr int kCpuIters = 3;
-// Each GPU figure follows this long of the same work (timing.h): the
-// machine rates and every method of every row run at the clock the power
-// limit leaves them.
-constexpr int kGpuWarmMs = 300;
 constexpr int64_t kMaxTokens = int64_t{1} << 24;
 
 struct BenchRequest {
@@ -50,7 +46,7 @@ struct BenchRequest {
   Output output;
   bool per_expert = false;
   int iters = 0;  // 0: the mode's default
-  int warm_ms = kGpuWarmMs;
+  int warm_ms = kDefaultWarmMs;
   bool json = false;
   gg_path path = GG_PATH_AUTO;  // our GPU path
 };
@@ -85,7 +81,7 @@ BenchRequest parse_request(const std::vector<std::string>& words) {
   request.output.beta = options.real("beta", 0.0);
   request.per_expert = options.choice("weights", kWeightsNames, false);
   request.iters = static_cast<int>(options.integer("iters", 0, 1, 100000));
-  request.warm_ms = static_cast<int>(options.integer("warm-ms", kGpuWarmMs, 0, 60000));
+  request.warm_ms = static_cast<int>(options.integer("warm-ms", kDefaultWarmMs, 0, 60000));
   request.json = options.has("json");
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
   if (request.path == GG_PATH_REFERENCE) throw UsageError("--path: the GPU bench times a GPU path");

@@ -2,7 +2,8 @@
 // (ragged [tokens, hidden], bf16 unless --input says fp16 or fp32, uniform
 // routing over the preset's experts),
 // rowwise and columnwise in one call, for each requested format. Each case
-// reports the median time, the bandwidth of the bytes that must move (the
+// reports the median time (after --warm-ms of the same work, as `bench`
+// times), the bandwidth of the bytes that must move (the
 // input read once; every output byte, block scale, fp32 scale and amax
 // written once) and that bandwidth as a fraction of the device-to-device
 // copy bandwidth measured at the start of the same run (machine_rates.h).
@@ -52,7 +53,8 @@ const std::vector<QuantizeFormat> kFormats = {
 };
 
 const std::vector<OptionSpec> kOptions = {
-    {"preset", true}, {"tokens", true}, {"formats", true}, {"input", true}, {"iters", true}};
+    {"preset", true}, {"tokens", true},  {"formats", true},
+    {"input", true},  {"iters", true},   {"warm-ms", true}};
 
 const std::vector<Name<gg_dtype>> kInputTypes = {
     {"bf16", GG_DTYPE_BF16}, {"fp16", GG_DTYPE_FP16}, {"fp32", GG_DTYPE_FP32}};
@@ -188,7 +190,10 @@ int run_bench_quantize(const std::vector<std::string>& words) {
   }
   const gg_dtype input_type = options.choice("input", kInputTypes, GG_DTYPE_BF16);
   const int iters = static_cast<int>(options.integer("iters", 50, 1, 100000));
-  const Repeats repeats{std::max(1, iters / 10), iters};
+  // Each figure, the copy rate's too, follows this long of the same work
+  // (timing.h), at the clock the GPU sustains under it.
+  const int warm_ms = static_cast<int>(options.integer("warm-ms", kDefaultWarmMs, 0, 60000));
+  const Repeats repeats{std::max(1, iters / 10), iters, static_cast<double>(warm_ms)};
 
   std::string why_not;
   const std::vector<CudaDevice> devices = cuda_devices(&why_not);
@@ -204,8 +209,8 @@ int run_bench_quantize(const std::vector<std::string>& words) {
               devices[0].name.c_str(), rates.copy_bytes_per_s * 1e-9);
   std::printf(
       "grouped quantize, %s input, rowwise + columnwise (+ amax where the scale needs it), "
-      "uniform routing\n",
-      name_of(kInputTypes, input_type));
+      "uniform routing; each figure timed after %d ms of its work\n",
+      name_of(kInputTypes, input_type), warm_ms);
   std::printf("%-16s %8s  %-16s %9s %9s %8s %8s\n", "preset", "tokens", "format", "ms", "GB/s",
               "of copy", "traffic");
   for (const MoePreset* preset : presets) {

@@ -20,6 +20,9 @@
 
 namespace gg::cli {
 
+// --warm-ms's default in `groupgemm bench` and `bench-quantize`.
+constexpr int kDefaultWarmMs = 300;
+
 struct Repeats {
   int warmup;
   int timed;
