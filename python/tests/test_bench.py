@@ -77,7 +77,12 @@ def test_time_in_turn_rotates_the_order_of_the_methods():
     assert calls == ["a", "b"] + ["a", "b", "b", "a", "a", "b"]
 
 
-@pytest.mark.parametrize("value", ["-1", "60001", "x"])
-def test_bench_rejects_bad_warm_ms(value):
+@pytest.mark.parametrize(
+    "value, message",
+    [("-1", "--warm-ms -1 is not in 0 .. 60000"), ("60001", "--warm-ms 60001 is not in 0 .. 60000"),
+     ("x", "invalid warm_ms_value value: 'x'")],
+)
+def test_bench_rejects_bad_warm_ms(value, message, capsys):
     with pytest.raises(SystemExit):
-        bench.parse_args(["--warm-ms", value])
+        bench.parse_args(["--warm-ms=" + value])
+    assert message in capsys.readouterr().err

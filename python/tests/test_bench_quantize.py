@@ -24,6 +24,7 @@ def test_bench_quantize_runs_and_reports(capsys):
     assert rows[1][5] == "-"  # torch has no nvfp4 path
 
 
-def test_bench_quantize_rejects_bad_warm_ms():
+def test_bench_quantize_rejects_bad_warm_ms(capsys):
     with pytest.raises(SystemExit):
-        bench_quantize.main(["--warm-ms", "-5"])
+        bench_quantize.main(["--warm-ms", "60001"])
+    assert "--warm-ms 60001 is not in 0 .. 60000" in capsys.readouterr().err
