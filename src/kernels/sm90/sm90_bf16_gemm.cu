@@ -22,7 +22,9 @@
 //     Per-expert weights (a device array of G pointers) load through a map of
 //     their own, which a small kernel writes just before (expert_maps.h).
 //   - Warpgroups 1 and 2 are consumers: each owns 64 rows of a 128-row tile
-//     (or, in a 64-row tile for short ragged-M groups, half its columns) and
+//     (or, in a 64-row tile, the 64 rows and half its columns: the tiles of
+//     short ragged-M groups, and in the 128 x 256 instance those of groups
+//     of at most 64 rows, which so cost half the wgmma work) and
 //     runs wgmma m64nNk16, keeping one wgmma group in flight while releasing the
 //     stage of the one before. The epilogue (epilogue.cuh) applies alpha,
 //     beta and bias in fp32 and leaves through TMA stores from a staging
@@ -51,6 +53,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <type_traits>
 
 #include "api/error.h"
 #include "api/log.h"
@@ -90,7 +93,6 @@ struct Config {
   static constexpr int kAStageBytes = kBlockM * kBlockK * 2;
   static constexpr int kBStageBytes = kBlockN * kBlockK * 2;
   static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
-  static constexpr int kAccumulators = kConsumerN / 2;
   static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
   static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
@@ -278,6 +280,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   constexpr int kBlockM = Cfg::kBlockM;
   constexpr int kBlockN = Cfg::kBlockN;
   static_assert(kCluster == 1 || (kCluster == 2 && !Cfg::kSplitN), "pairs of 128-row tiles");
+  // The tile of a ragged-M group of at most 64 rows runs as a 64-row tile:
+  // half the wgmma work for the same output. Only such groups: run so, the
+  // last tile of a longer group also finishes early, and its CTA runs ahead
+  // of the others that read the group's weights through L2 in step with it
+  // (16384-token skewed lists lost 0.92-0.96x; docs/PERF.md).
+  constexpr bool kSplitShortGroups = kOp == GG_OP_RAGGED_M && kBlockM == 128 && kBlockN == 256;
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte aligned by an offset from the array, not through an integer
   // cast, so the compiler still knows these are shared-memory addresses (and
@@ -354,7 +362,6 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     claim_registers<232>();
     const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;  // which 64 rows of the tile
     const int thread = static_cast<int>(threadIdx.x) % 128;
-    float acc[Cfg::kAccumulators];
     // A warp is done with a stage: its arrival on the stage's empty barrier
     // in every CTA whose producer loads into it.
     const auto release = [&](int done_stage) {
@@ -369,9 +376,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     int stage = 0;
     uint32_t phase = 0;
     int mapped_group = -1;  // the per-expert output map this thread has acquired
-    for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
-      const Tile t = tiles.at(unit);
-      __syncwarp();  // reconverge after the previous tile's masked epilogue
+    float tile_acc[Cfg::kConsumerN / 2];
+    // One tile's mainloop and epilogue. `split` (a std::bool_constant): the
+    // consumers share the tile's first 64 rows, each taking half its
+    // columns, as in a 64-row tile; else each takes 64 rows of all BN.
+    const auto run_tile = [&](const Tile& t, auto split) __attribute__((always_inline)) {
+      constexpr bool kSplit = decltype(split)::value;
+      constexpr int kConsumerN = kSplit ? kBlockN / 2 : kBlockN;  // columns per consumer
+      float (&acc)[kConsumerN / 2] = *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_acc);
       int previous_stage = -1;
       for (int ks = 0; ks < t.k_steps; ++ks) {
         wait_barrier(&full[stage], phase);
@@ -394,19 +406,19 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
         }
         // This consumer's 64 rows of A and columns of B: rows 64 * consumer
-        // of a 128-row tile, or columns kConsumerN * consumer of a 64-row one
-        // (K-major rows of 128 bytes; MN-major boxes of 64).
-        const int a_part = Cfg::kSplitN ? 0 : consumer;
-        const int b_part = Cfg::kSplitN ? consumer : 0;
+        // of all columns, or (split) the first 64 rows and columns
+        // kConsumerN * consumer (K-major rows of 128 bytes; MN-major boxes of 64).
+        const int a_part = kSplit ? 0 : consumer;
+        const int b_part = kSplit ? consumer : 0;
         const uint64_t desc_a =
             operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
         const uint64_t desc_b = operand_desc<kBKMajor>(
-            b_stage + b_part * (kBKMajor ? Cfg::kConsumerN * 128 : Cfg::kConsumerN / 64 * kBoxBytes));
+            b_stage + b_part * (kBKMajor ? kConsumerN * 128 : kConsumerN / 64 * kBoxBytes));
         fence_accumulators(acc);
         wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
-          wgmma<Cfg::kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
+          wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
               acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
               ks > 0 || k16 * 16 > k_lo, k16 * 16 >= k_lo && k16 * 16 < k_hi);
         }
@@ -426,17 +438,35 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       if (previous_stage >= 0) release(previous_stage);
       if (t.k_steps == 0) {
 #pragma unroll
-        for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
+        for (int i = 0; i < kConsumerN / 2; ++i) acc[i] = 0.0f;
       }
       if (p.out.maps != nullptr && thread == 0 && t.group != mapped_group) {
         acquire_expert_map(p.out.maps + t.group);  // thread 0 issues the block's TMA stores
         mapped_group = t.group;
       }
-      const int first_row = Cfg::kSplitN ? 0 : consumer * 64;
-      store_block<kOp == GG_OP_RAGGED_K, Cfg::kConsumerN>(
+      const int first_row = kSplit ? 0 : consumer * 64;
+      store_block<kOp == GG_OP_RAGGED_K, kConsumerN>(
           p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
-          t.b_mn + (Cfg::kSplitN ? consumer * Cfg::kConsumerN : 0), thread, 2 + consumer,
+          t.b_mn + (kSplit ? consumer * kConsumerN : 0), thread, 2 + consumer,
           smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
+    };
+    for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
+      const Tile t = tiles.at(unit);
+      __syncwarp();  // reconverge after the previous tile's masked epilogue
+      if constexpr (Cfg::kSplitN) {
+        run_tile(t, std::true_type{});
+      } else if constexpr (kSplitShortGroups) {
+        // The same for the whole CTA; the vote lets the compiler see it is
+        // warp-uniform, so the wgmmas stay in convergent code (without it,
+        // ptxas put a warp sync into every k-step).
+        if (__all_sync(0xffffffffu, table.rows[t.group] <= 64)) {
+          run_tile(t, std::true_type{});
+        } else {
+          run_tile(t, std::false_type{});
+        }
+      } else {
+        run_tile(t, std::false_type{});
+      }
     }
     if (p.zero_rows_end > 0) {
       const int last = p.groups - 1;
