@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // half the wgmma work for the same output. Only such groups: run so, the
   // last tile of a longer group also finishes early, and its CTA runs ahead
   // of the others that read the group's weights through L2 in step with it
-  // (16384-token skewed lists lost 0.92-0.96x; docs/PERF.md).
+  // (16384-token skewed lists lost 0.93-0.98x; docs/PERF.md).
   constexpr bool kSplitShortGroups = kOp == GG_OP_RAGGED_M && kBlockM == 128 && kBlockN == 256;
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte aligned by an offset from the array, not through an integer
