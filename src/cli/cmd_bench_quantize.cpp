@@ -22,7 +22,6 @@
 #include "cli/args.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
-#include "cli/cublas_baselines.h"
 #include "cli/cuda_stream.h"
 #include "cli/device_buffer.h"
 #include "cli/device_fill.h"
@@ -110,7 +109,7 @@ void make_output(const QuantizeFormat& f, int64_t rows, int64_t cols, bool token
 }
 
 void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, gg_dtype input_type,
-              const MachineRates& rates, cudaStream_t stream, Repeats repeats) {
+              double copy_bytes_per_s, cudaStream_t stream, Repeats repeats) {
   const int64_t k = preset.hidden;
   const int32_t groups = preset.experts;
   DeviceBuffer input(static_cast<size_t>(tokens * k) * element_bytes(input_type));
@@ -165,7 +164,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, 
   const double bandwidth = bytes / (ms * 1e-3);
   std::printf("%-16s %8lld  %-16s %9.3f %9.1f %8.3f %8.3f%s\n", preset.name,
               static_cast<long long>(tokens), f.name, ms, bandwidth * 1e-9,
-              bandwidth / rates.copy_bytes_per_s, traffic / (ms * 1e-3) / rates.copy_bytes_per_s,
+              bandwidth / copy_bytes_per_s, traffic / (ms * 1e-3) / copy_bytes_per_s,
               flags != 0 ? "  (sizes flagged)" : "");
 }
 
@@ -203,10 +202,9 @@ int run_bench_quantize(const std::vector<std::string>& words) {
     return 0;
   }
   CudaStream stream;
-  CublasBaselines cublas(stream.get());
-  const MachineRates rates = measure_machine_rates(stream.get(), cublas, repeats);
+  const double copy_bytes_per_s = measure_copy_bytes_per_s(stream.get(), repeats);
   std::printf("device: %s; copy bandwidth %.1f GB/s (bytes read + written)\n",
-              devices[0].name.c_str(), rates.copy_bytes_per_s * 1e-9);
+              devices[0].name.c_str(), copy_bytes_per_s * 1e-9);
   std::printf(
       "grouped quantize, %s input, rowwise + columnwise (+ amax where the scale needs it), "
       "uniform routing; each figure timed after %d ms of its work\n",
@@ -217,7 +215,7 @@ int run_bench_quantize(const std::vector<std::string>& words) {
     for (const int64_t count : tokens) {
       for (const QuantizeFormat* f : formats) {
         try {
-          run_case(*preset, count, *f, input_type, rates, stream.get(), repeats);
+          run_case(*preset, count, *f, input_type, copy_bytes_per_s, stream.get(), repeats);
         } catch (const Failure& failure) {
           std::printf("%-16s %8lld  %-16s  error: %s\n", preset->name,
                       static_cast<long long>(count), f->name, failure.what());

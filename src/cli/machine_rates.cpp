@@ -31,7 +31,9 @@ double dense_flops_per_s(cudaStream_t stream, CublasBaselines& cublas, Repeats r
   return problem_flops(problem, kDenseSize) / (ms * 1e-3);
 }
 
-double copy_bytes_per_s(cudaStream_t stream, Repeats repeats) {
+}  // namespace
+
+double measure_copy_bytes_per_s(cudaStream_t stream, Repeats repeats) {
   size_t free_bytes = 0, total_bytes = 0;
   check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   const size_t bytes = std::min(kCopyBytes, free_bytes / 4);
@@ -45,10 +47,8 @@ double copy_bytes_per_s(cudaStream_t stream, Repeats repeats) {
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3);
 }
 
-}  // namespace
-
 MachineRates measure_machine_rates(cudaStream_t stream, CublasBaselines& cublas, Repeats repeats) {
-  return {dense_flops_per_s(stream, cublas, repeats), copy_bytes_per_s(stream, repeats)};
+  return {dense_flops_per_s(stream, cublas, repeats), measure_copy_bytes_per_s(stream, repeats)};
 }
 
 double roofline_floor_ms(double flops, double bytes, const MachineRates& rates) {

@@ -18,6 +18,9 @@ struct MachineRates {
 
 MachineRates measure_machine_rates(cudaStream_t stream, CublasBaselines& cublas, Repeats repeats);
 
+// The copy bandwidth alone, for benchmarks of memory-bound kernels.
+double measure_copy_bytes_per_s(cudaStream_t stream, Repeats repeats);
+
 // Least time a problem can take: max(flops / dense rate, bytes / bandwidth).
 double roofline_floor_ms(double flops, double bytes, const MachineRates& rates);
 
