@@ -376,10 +376,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     int stage = 0;
     uint32_t phase = 0;
     int mapped_group = -1;  // the per-expert output map this thread has acquired
+    // The accumulators of every tile, whichever layout: declared here, not
+    // in run_tile, where ptxas gave the 128 x 256 instances a 592-byte stack
+    // and spilled; a split tile uses the first half.
     float tile_acc[Cfg::kConsumerN / 2];
     // One tile's mainloop and epilogue. `split` (a std::bool_constant): the
     // consumers share the tile's first 64 rows, each taking half its
     // columns, as in a 64-row tile; else each takes 64 rows of all BN.
+    // Inlined at both calls, so no wgmma crosses a function boundary.
     const auto run_tile = [&](const Tile& t, auto split) __attribute__((always_inline)) {
       constexpr bool kSplit = decltype(split)::value;
       constexpr int kConsumerN = kSplit ? kBlockN / 2 : kBlockN;  // columns per consumer
