@@ -158,6 +158,10 @@ TEST_P(RaggedK, AccumulatesAtEdgeSizes) {
       {"one hot", 1024, 136, 264, 0, one_hot_sizes(16, 1000, 5)},
       {"all empty", 256, 136, 264, 0, std::vector<int64_t>(8, 0)},
       {"below capacity, unaligned", 1001, 136, 264, 0, cyclic_sizes(12, {13, 7, 31, 1, 0, 99})},
+      // Whole 64-token steps from aligned starts (groups 0, 1, 5, 6) beside
+      // groups that start or end inside one: on sm90 the first read through
+      // the operands' maps, the others through their own token maps.
+      {"aligned and unaligned", 520, 136, 264, 0, {64, 128, 0, 37, 27, 64, 192, 5}},
       {"G=1", 333, 136, 264, 0, {250}},
       {"G=256", 4096, 136, 72, 0, random_sizes(256, 4000, rng)},
       {"rows of 280 bytes", 510, 134, 70, 2, random_sizes(8, 480, rng)},

@@ -6,7 +6,7 @@
 // before the GEMM on the same stream, writes G copies of it into the
 // workspace, each with its expert's address (tensormap.replace). The GEMM
 // kernel then loads or stores through map g for group g, after an acquire
-// fence on it (acquire_expert_map), since the maps are written through the
+// fence on it (acquire_written_map), since the maps are written through the
 // generic proxy and read by the TMA unit's. Capturable: replaying the graph
 // re-reads the pointers.
 #pragma once

@@ -35,14 +35,18 @@
 //   - Ragged-M reads lhs rows of the next group inside its last tile; they
 //     only feed output rows that are never stored. Ragged-K contracts over a
 //     group's tokens, so the tokens of the next group inside the last k-step
-//     must count as zero: the consumers zero them in shared memory (both
-//     operands, since the next group's data may hold anything) before the
-//     wgmma reads the stage. TMA boxes must start 16-byte aligned, so a
-//     group's k-steps begin at its first token rounded down to 8, and the
-//     tokens before the group in the first step are zeroed the same way.
-//     Group starts need no alignment. A step issues only the 16-deep wgmma
-//     slices that hold group tokens, and zeroes only within those: a group
-//     of a few tokens costs one wgmma per tile, not four.
+//     must count as zero. Where both operands hold tokens as rows (the usual
+//     wgrad), a group that does not start 16-byte aligned and fill whole
+//     k-steps loads through maps of its own that start at its first token
+//     and end at its last (token_maps.h), written by a small kernel just
+//     before, and TMA fills the rows past the end with zeros. Otherwise (a
+//     K-major operand, whose boxes must start 16-byte aligned) a group's
+//     k-steps begin at its first token rounded down to 8, and the consumers
+//     zero the tokens outside the group in shared memory (both operands,
+//     since the neighbours' data may hold anything) before the wgmma reads
+//     the stage. Group starts need no alignment either way. A step issues
+//     only the 16-deep wgmma slices that hold group tokens: a group of a few
+//     tokens costs one wgmma per tile, not four.
 // Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
 // per consumer), the mbarriers, the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232.
@@ -67,6 +71,7 @@
 #include "kernels/sm90/sm90_primitives.cuh"
 #include "kernels/sm90/tensor_map.h"
 #include "kernels/sm90/tile_order.h"
+#include "kernels/sm90/token_maps.h"
 #include "kernels/sm90/wgmma.h"
 #include "kernels/unused_rows.cuh"
 #include "plan/plan.h"
@@ -108,6 +113,9 @@ struct Params {
   CUtensorMap a_map;  // 3-D: {inner, outer, group}
   CUtensorMap b_map;
   const CUtensorMap* b_maps;  // per-expert rhs (ragged-M): group g's map (expert_maps.h); else null
+  // Ragged-K with both operands MN-major: [G] lhs maps, then [G] rhs maps,
+  // each over its group's tokens (token_maps.h); else null.
+  const CUtensorMap* token_maps;
   OutputParams out;
   const void* sizes;
   const void* offsets;
@@ -132,6 +140,7 @@ struct Tile {
   int k_first;  // contraction elements of the first step before the group (ragged-K)
   int k_last;   // contraction elements in the last step that belong to the group
   int rows;     // valid output rows from a_mn
+  bool own_maps;  // ragged-K: loads through the group's token maps (token_maps.h)
 };
 
 // Tiles are numbered in units of kCluster m-tiles x one n-tile: a cluster
@@ -139,7 +148,10 @@ struct Tile {
 // both reading the unit's B tile. An output of an odd number of m-tiles
 // leaves the last unit's second CTA with no rows: it runs the unit's k-steps
 // (its peer needs its half of B) and stores nothing.
-template <gg_op kOp, int kBlockM, int kBlockN, int kCluster>
+// kTokenMaps (ragged-K): a group that ends inside a k-step or starts off a
+// 16-byte boundary loads through its own maps (token_maps.h), whose token 0
+// is its first.
+template <gg_op kOp, int kBlockM, int kBlockN, int kCluster, bool kTokenMaps>
 struct TileMap {
   static_assert(kCluster == 1 || kOp == GG_OP_RAGGED_K, "ragged-M tiles are not paired");
   const Params& p;
@@ -175,6 +187,7 @@ struct TileMap {
       t.k_steps = (p.k_dim + kBlockK - 1) / kBlockK;
       t.k_first = 0;
       t.k_last = kBlockK;
+      t.own_maps = false;
     } else {
       const int g = unit / units_per_group();
       const int r = unit - g * units_per_group();
@@ -183,10 +196,16 @@ struct TileMap {
       t.rows = min(kBlockM, p.out_rows - t.a_mn);
       t.b_mn = (r % n_tiles) * kBlockN;
       t.b_group = 0;
-      // A TMA box must start 16-byte aligned in global memory, and a group
-      // may start anywhere: start at the aligned token before the group and
-      // zero the tokens before its start as well as those past its end.
-      const int start = table.start[g];
+      // A group whose tokens start 16-byte aligned and fill whole k-steps
+      // loads through the operand's map, reading nothing outside it, and
+      // needs no fence for maps of its own (uniform lists of 64-token
+      // multiples ran up to 4% slower through token maps). Any other group
+      // loads through its token maps where there are some. Without them
+      // (K-major operands: a TMA box must start 16-byte aligned in global
+      // memory), its k-steps start at the aligned token before the group,
+      // and the tokens before its start and past its end are zeroed.
+      t.own_maps = kTokenMaps && ((table.start[g] & 7) != 0 || table.rows[g] % kBlockK != 0);
+      const int start = t.own_maps ? 0 : table.start[g];
       const int end = start + table.rows[g];
       t.k0 = start & ~7;
       t.k_first = start - t.k0;
@@ -286,6 +305,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // of the others that read the group's weights through L2 in step with it
   // (16384-token skewed lists lost 0.93-0.98x; docs/PERF.md).
   constexpr bool kSplitShortGroups = kOp == GG_OP_RAGGED_M && kBlockM == 128 && kBlockN == 256;
+  // Ragged-K operands with tokens as rows: the host writes every group's
+  // token maps (p.token_maps), and a group that needs them loads through
+  // them (TileMap), so no k-step reads another group's tokens.
+  constexpr bool kTokenMaps = kOp == GG_OP_RAGGED_K && !kAKMajor && !kBKMajor;
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte aligned by an offset from the array, not through an integer
   // cast, so the compiler still knows these are shared-memory addresses (and
@@ -315,8 +338,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     __syncthreads();
   }
 
-  const TileMap<kOp, kBlockM, kBlockN, kCluster> tiles{p, table, (p.out.cols + kBlockN - 1) / kBlockN,
-                                                       rank};
+  const TileMap<kOp, kBlockM, kBlockN, kCluster, kTokenMaps> tiles{
+      p, table, (p.out.cols + kBlockN - 1) / kBlockN, rank};
   const int tile_count = tiles.count();
   const int first_unit = static_cast<int>(blockIdx.x) / kCluster;
   const int unit_stride = static_cast<int>(gridDim.x) / kCluster;
@@ -326,13 +349,30 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      int mapped_group = -1;  // the per-expert B map this thread has acquired
+      int mapped_group = -1;  // the group whose own maps this thread has acquired
+      // Token maps: acquired, and their descriptors prefetched into the TMA
+      // unit, one tile ahead, while the tile before issues its loads (a CTA
+      // may meet a new group at every tile).
+      const auto take_token_maps = [&](int group) {
+        if (group == mapped_group) return;
+        const CUtensorMap* maps = p.token_maps + group;
+        acquire_written_map(maps);
+        acquire_written_map(maps + p.groups);
+        prefetch_map(maps);
+        prefetch_map(maps + p.groups);
+        mapped_group = group;
+      };
       for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
         const Tile t = tiles.at(unit);
+        const CUtensorMap* a_map = &p.a_map;
         const CUtensorMap* b_map = &p.b_map;
-        if (p.b_maps != nullptr) {
+        if (t.own_maps) {
+          a_map = p.token_maps + t.group;
+          b_map = a_map + p.groups;
+          take_token_maps(t.group);
+        } else if (p.b_maps != nullptr) {
           b_map = p.b_maps + t.group;
-          if (t.group != mapped_group) acquire_expert_map(b_map);
+          if (t.group != mapped_group) acquire_written_map(b_map);
           mapped_group = t.group;
         }
         for (int ks = 0; ks < t.k_steps; ++ks) {
@@ -342,14 +382,20 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                                cuda::ptx::space_shared, &full[stage],
                                                Cfg::kStageBytes);
           const int k = t.k0 + ks * kBlockK;
-          load_operand<kAKMajor, kBlockM>(&p.a_map, a_stage, t.a_mn, k, 0, &full[stage]);
+          load_operand<kAKMajor, kBlockM>(a_map, a_stage, t.a_mn, k, 0, &full[stage]);
           uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
           if constexpr (kCluster == 1) {
             load_operand<kBKMajor, kBlockN>(b_map, b_stage, t.b_mn, k, t.b_group, &full[stage]);
           } else {  // this CTA's half of B, into both CTAs
             constexpr int kHalf = kBlockN / 2;
-            load_operand<kBKMajor, kHalf, true>(&p.b_map, b_stage + rank * (Cfg::kBStageBytes / 2),
+            load_operand<kBKMajor, kHalf, true>(b_map, b_stage + rank * (Cfg::kBStageBytes / 2),
                                                 t.b_mn + rank * kHalf, k, t.b_group, &full[stage]);
+          }
+          if constexpr (kTokenMaps) {
+            if (ks == 0 && unit + unit_stride < tile_count) {
+              const Tile next = tiles.at(unit + unit_stride);
+              if (next.own_maps) take_token_maps(next.group);
+            }
           }
           if (++stage == Cfg::kStages) {
             stage = 0;
@@ -396,12 +442,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         // The group's elements of this step, [k_begin, k_end), and the
         // 16-deep slices the step reads, [k_lo, k_hi): with kSparseK only
         // those holding group tokens (a group of a few tokens costs one wgmma
-        // per step, not four). Their elements outside the group are zeroed.
+        // per step, not four). Their elements outside the group must be zero:
+        // past a token map's end TMA fills them; without token maps
+        // (K-major operands) the consumers zero them here.
         const int k_begin = ks == 0 ? t.k_first : 0;
         const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
         const int k_lo = kSparseK ? k_begin / 16 * 16 : 0;
         const int k_hi = kSparseK ? (k_end + 15) / 16 * 16 : kBlockK;
-        if (kOp == GG_OP_RAGGED_K && (k_begin > k_lo || k_end < k_hi)) {
+        if (kOp == GG_OP_RAGGED_K && !kTokenMaps && (k_begin > k_lo || k_end < k_hi)) {
           const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
           zero_outside<kAKMajor, kBlockM>(a_stage, k_lo, k_hi, k_begin, k_end, zeroing_thread);
           zero_outside<kBKMajor, kBlockN>(b_stage, k_lo, k_hi, k_begin, k_end, zeroing_thread);
@@ -445,7 +493,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         for (int i = 0; i < kConsumerN / 2; ++i) acc[i] = 0.0f;
       }
       if (p.out.maps != nullptr && thread == 0 && t.group != mapped_group) {
-        acquire_expert_map(p.out.maps + t.group);  // thread 0 issues the block's TMA stores
+        acquire_written_map(p.out.maps + t.group);  // thread 0 issues the block's TMA stores
         mapped_group = t.group;
       }
       const int first_row = kSplit ? 0 : consumer * 64;
@@ -642,11 +690,19 @@ bool per_expert(const gg_gemm_desc& d) {
   return (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
 }
 
+// Whether a ragged-K product loads its operands through per-group token
+// maps: both hold tokens as rows (layout N, MN-major).
+bool token_maps(const gg_gemm_desc& d) {
+  return d.op == GG_OP_RAGGED_K && d.lhs_layout != GG_LAYOUT_T && d.rhs_layout != GG_LAYOUT_T;
+}
+
 }  // namespace
 
-// Per-expert operands take their TMA maps from the scratch (expert_maps.h).
+// The scratch holds the per-expert maps (expert_maps.h), then the token
+// maps (token_maps.h), each where the problem takes them.
 size_t sm90_gemm_scratch_bytes(const gg_gemm_desc& d) {
-  return per_expert(d) ? sm90::expert_maps_bytes(d.num_groups) : 0;
+  return (per_expert(d) ? sm90::expert_maps_bytes(d.num_groups) : 0) +
+         (token_maps(d) ? sm90::token_maps_bytes(d.num_groups) : 0);
 }
 
 gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStream_t stream) {
@@ -763,6 +819,19 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     const gg_status status =
         maps_of_experts(p.out.map, d.out.data, expert_maps, d.num_groups, stream);
     if (status != GG_STATUS_SUCCESS) return status;
+  }
+  if (token_maps(d)) {
+    CUtensorMap* maps = reinterpret_cast<CUtensorMap*>(
+        scratch + (expert_maps != nullptr ? expert_maps_bytes(d.num_groups) : 0));
+    const TokenOperand lhs{p.a_map, d.lhs.data, d.lhs.strides[0] * 2};
+    const TokenOperand rhs{p.b_map, d.rhs.data, d.rhs.strides[0] * 2};
+    const cudaError_t error = write_token_maps(lhs, rhs, p.sizes, p.offsets, p.index_type,
+                                               p.groups, p.rows_capacity, maps, stream);
+    if (error != cudaSuccess) {
+      return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: per-group token maps: %s",
+                       cudaGetErrorString(error));
+    }
+    p.token_maps = maps;
   }
   // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
   constexpr Sm90Tile kWide = Sm90Tile::k128x256;

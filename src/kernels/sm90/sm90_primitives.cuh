@@ -101,12 +101,18 @@ __device__ __forceinline__ void arrive_cluster(uint64_t* barrier, uint32_t rank)
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
-// Before this thread's first TMA copy through a per-expert map, which an
-// earlier kernel wrote to global memory through the generic proxy
-// (expert_maps.h): its contents, not a stale copy, reach the TMA unit.
-__device__ __forceinline__ void acquire_expert_map(const CUtensorMap* map) {
+// Before this thread's first TMA copy through a map that an earlier kernel
+// wrote to global memory through the generic proxy (expert_maps.h,
+// token_maps.h): its contents, not a stale copy, reach the TMA unit.
+__device__ __forceinline__ void acquire_written_map(const CUtensorMap* map) {
   cuda::ptx::fence_proxy_tensormap_generic(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu, map,
                                            cuda::ptx::n32_t<128>{});
+}
+
+// Brings a map's descriptor into the TMA unit ahead of its first copy.
+// Not in cuda::ptx.
+__device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
 // A TMA store of the 3-D box at `coords` from `smem`, its lines marked
