@@ -505,9 +505,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
       const Tile t = tiles.at(unit);
       __syncwarp();  // reconverge after the previous tile's masked epilogue
-      if constexpr (Cfg::kSplitN) {
-        run_tile(t, std::true_type{});
-      } else if constexpr (kSplitShortGroups) {
+      if constexpr (kSplitShortGroups) {
         // The same for the whole CTA; the vote lets the compiler see it is
         // warp-uniform, so the wgmmas stay in convergent code (without it,
         // ptxas put a warp sync into every k-step).
@@ -517,7 +515,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           run_tile(t, std::false_type{});
         }
       } else {
-        run_tile(t, std::false_type{});
+        run_tile(t, std::bool_constant<Cfg::kSplitN>{});
       }
     }
     if (p.zero_rows_end > 0) {
