@@ -214,8 +214,8 @@ GG_API gg_status gg_block_scale_shape(gg_block_scaling scaling, int64_t rows, in
 /* The workspace is caller-owned device memory (host memory for the
  * reference), zero-filled before its first use; it carries the device-side
  * error flags between launches, and a launch's own metadata (group records,
- * per-expert TMA maps), so launches that share a workspace must not overlap:
- * run them on one stream, or order their streams. */
+ * per-expert and per-group TMA maps), so launches that share a workspace must
+ * not overlap: run them on one stream, or order their streams. */
 GG_API gg_status gg_grouped_gemm_workspace_size(const gg_gemm_desc* desc, size_t* bytes);
 GG_API gg_status gg_grouped_gemm(const gg_gemm_desc* desc, void* workspace,
                                  size_t workspace_bytes, gg_stream_t stream);
