@@ -34,8 +34,11 @@
 // same tiles, a plain streaming read: every thread keeps a running max of
 // the magnitudes and the CTA merges it with atomicMax into the group's word
 // in the workspace only when its next tile belongs to another group, and
-// into the tensor word once at the end, so the result is deterministic. The
-// quantize launch reads them; its CTA 0 writes the amax output, the fp32
+// into the tensor word once at the end, so the result is deterministic. On
+// sm_90+ the quantize launch is the amax launch's programmatic dependent:
+// its CTAs take each SM as the amax CTAs leave it, and wait for the whole
+// amax launch (griddepcontrol.wait) before their first read. It reads the
+// maxima; its CTA 0 writes the amax output, the fp32
 // scales and the flags, and its last CTA to finish (a counter in the
 // workspace) zeroes the words and the counter, so the next call (or graph
 // replay) starts clean without a memset launch.
@@ -222,6 +225,13 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       (p.rowwise.data != nullptr && p.rowwise.scaling == GG_BLOCK_128X128) ||
       (p.columnwise.data != nullptr && p.columnwise.scaling == GG_BLOCK_128X128);
   const bool lead = blockIdx.x == 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (kPass == Pass::kAmax) {
+    cudaTriggerProgrammaticLaunchCompletion();  // the quantize launch may start (launch)
+  } else if (p.dependent_launch) {
+    cudaGridDependencySynchronize();  // the amax launch is done, its maxima visible
+  }
+#endif
   if (threadIdx.x == 0) {
     chunk.rows_before = 0;
     chunk.tiles_before = 0;
@@ -410,8 +420,20 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
   if (error != cudaSuccess) return error;
   const int64_t resident = static_cast<int64_t>(sm_count) * (per_sm > 0 ? per_sm : 1);
   const int64_t grid = max64(1, min64(resident, max_tiles));
-  kernel<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(params);
-  return cudaGetLastError();
+  // After the amax launch, the quantize launch's CTAs take each SM as the
+  // amax CTAs leave it, instead of after the last of them: a programmatic
+  // dependent, which waits for the amax launch before its first read.
+  cudaLaunchAttribute after_amax{};
+  after_amax.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  after_amax.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(grid));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &after_amax;
+  config.numAttrs = quantizes(kPass) && params.dependent_launch ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, params);
 }
 
 }  // namespace

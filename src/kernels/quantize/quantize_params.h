@@ -57,6 +57,9 @@ struct QuantizeParams {
   uint32_t* amax_bits;
   uint32_t* done;
   bool amax_pass;  // the amax launch runs first (some output or amax needs it)
+  // sm_90+: the quantize launch is the amax launch's programmatic dependent
+  // (quantize_kernel.cuh's launch).
+  bool dependent_launch;
 };
 
 // Whether the columnwise codes are the rowwise ones, transposed: both

@@ -108,6 +108,7 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.amax_bits = reinterpret_cast<uint32_t*>(scratch + 16);
   p.amax_pass = d.amax != nullptr || (d.rowwise.data != nullptr && d.rowwise.scale_extent != GG_SCALE_NONE) ||
                 (d.columnwise.data != nullptr && d.columnwise.scale_extent != GG_SCALE_NONE);
+  p.dependent_launch = p.amax_pass && device.compute_capability >= 90;
   const cudaError_t error = quantize::launch_grouped_quantize(p, device.sm_count, stream);
   if (error != cudaSuccess) {
     return api::fail(GG_STATUS_CUDA_ERROR, "grouped_quantize: kernel launch: %s",

@@ -15,6 +15,7 @@ constexpr int kThreads = 128;
 __global__ void __launch_bounds__(kThreads)
     expert_maps_kernel(const __grid_constant__ CUtensorMap matrix, const void* const* pointers,
                        CUtensorMap* maps, int groups) {
+  cudaTriggerProgrammaticLaunchCompletion();  // the GEMM may start (wait_for_map_writer)
   const int g = static_cast<int>(blockIdx.x) * kThreads + static_cast<int>(threadIdx.x);
   if (g >= groups) return;
   CUtensorMap* slot = maps + g;

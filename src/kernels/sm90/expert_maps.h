@@ -5,9 +5,11 @@
 // strides and box, any aligned base) and a small kernel, launched just
 // before the GEMM on the same stream, writes G copies of it into the
 // workspace, each with its expert's address (tensormap.replace). The GEMM
-// kernel then loads or stores through map g for group g, after an acquire
-// fence on it (acquire_written_map), since the maps are written through the
-// generic proxy and read by the TMA unit's. Capturable: replaying the graph
+// kernel, launched as the writer's programmatic dependent (it may start
+// while the writer runs), then loads or stores through map g for group g,
+// after waiting for the writer and an acquire fence on the map
+// (acquire_written_map), since the maps are written through the generic
+// proxy and read by the TMA unit's. Capturable: replaying the graph
 // re-reads the pointers.
 #pragma once
 

@@ -403,6 +403,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           }
         }
       }
+      // Work after this launch on the stream waits for it alone, so it does
+      // not end before the map writer it may not have waited for.
+      wait_for_map_writer();
     }
   } else {
     claim_registers<232>();
@@ -607,19 +610,26 @@ gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
       cudaSuccess) {
     return GG_STATUS_CUDA_ERROR;
   }
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kCluster;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
+  cudaLaunchAttribute attrs[2]{};
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = kCluster;
+  attrs[0].val.clusterDim.y = 1;
+  attrs[0].val.clusterDim.z = 1;
+  // After a map writer, the kernel may start while it runs (wait_for_map_writer).
+  attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[1].val.programmaticStreamSerializationAllowed = 1;
+  const bool after_map_writer =
+      p.token_maps != nullptr || p.b_maps != nullptr || p.out.maps != nullptr;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(sm_count / kCluster * kCluster);
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = smem;
   config.stream = stream;
+  config.attrs = after_map_writer ? attrs + 1 : nullptr;
+  config.numAttrs = after_map_writer ? 1 : 0;
   if constexpr (kCluster > 1) {
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    config.numAttrs = after_map_writer ? 2 : 1;
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
       return GG_STATUS_CUDA_ERROR;

@@ -101,10 +101,21 @@ __device__ __forceinline__ void arrive_cluster(uint64_t* barrier, uint32_t rank)
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
+// The GEMM is launched as the programmatic dependent of the map writer just
+// before it (expert_maps.h, token_maps.h), which lets it start at once: its
+// CTAs build their group tables and run the tiles that need no written map
+// while the writer runs. A thread that is to read a written map first waits
+// for the writer's grid to complete and its writes to be visible
+// (griddepcontrol.wait; at once when the writer is done, or when the kernel
+// was launched without one).
+__device__ __forceinline__ void wait_for_map_writer() { cudaGridDependencySynchronize(); }
+
 // Before this thread's first TMA copy through a map that an earlier kernel
 // wrote to global memory through the generic proxy (expert_maps.h,
-// token_maps.h): its contents, not a stale copy, reach the TMA unit.
+// token_maps.h): the writer is done, and the map's contents, not a stale
+// copy, reach the TMA unit.
 __device__ __forceinline__ void acquire_written_map(const CUtensorMap* map) {
+  wait_for_map_writer();
   cuda::ptx::fence_proxy_tensormap_generic(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu, map,
                                            cuda::ptx::n32_t<128>{});
 }

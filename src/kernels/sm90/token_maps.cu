@@ -34,6 +34,7 @@ __global__ void __launch_bounds__(kThreads)
                       const __grid_constant__ TokenOperand rhs, const void* sizes,
                       const void* offsets, gg_index_type index_type, int groups,
                       int64_t rows_capacity, CUtensorMap* maps) {
+  cudaTriggerProgrammaticLaunchCompletion();  // the GEMM may start (wait_for_map_writer)
   extern __shared__ int32_t table_storage[];
   const GroupTable table = group_table_at(table_storage, groups);
   // The flags are the GEMM's to report: its own table sees the same sizes.

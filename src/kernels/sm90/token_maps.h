@@ -14,7 +14,9 @@
 // the rule the GEMM's own table follows) and writes 2 G copies into the
 // workspace, each with its group's base address and row count
 // (tensormap.replace). As with the per-expert maps (expert_maps.h), the
-// GEMM acquires a map before its first use. A group that starts 16-byte
+// GEMM is launched as the writer's programmatic dependent, so it starts
+// while the writer runs, and acquires a map before its first use
+// (acquire_written_map, which first waits for the writer). A group that starts 16-byte
 // aligned and fills whole k-steps has nothing to zero, and the GEMM loads it
 // through the whole operand's map instead, sparing the acquire (uniform
 // lists of such groups ran up to 4% slower through token maps).
