@@ -38,10 +38,10 @@
 // sm_90+ the quantize launch is the amax launch's programmatic dependent:
 // its CTAs take each SM as the amax CTAs leave it, and wait for the whole
 // amax launch (griddepcontrol.wait) before their first read. It reads the
-// maxima; its CTA 0 writes the amax output, the fp32
-// scales and the flags, and its last CTA to finish (a counter in the
-// workspace) zeroes the words and the counter, so the next call (or graph
-// replay) starts clean without a memset launch.
+// maxima; its CTA 0 writes the amax output, the fp32 scales and the flags,
+// and its last CTA to finish (a counter in the workspace) zeroes the words
+// and the counter, so the next call (or graph replay) starts clean without
+// a memset launch.
 #pragma once
 
 #include <cuda_runtime.h>
