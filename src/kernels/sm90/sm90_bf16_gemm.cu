@@ -611,25 +611,26 @@ gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
     return GG_STATUS_CUDA_ERROR;
   }
   cudaLaunchAttribute attrs[2]{};
-  attrs[0].id = cudaLaunchAttributeClusterDimension;
-  attrs[0].val.clusterDim.x = kCluster;
-  attrs[0].val.clusterDim.y = 1;
-  attrs[0].val.clusterDim.z = 1;
-  // After a map writer, the kernel may start while it runs (wait_for_map_writer).
-  attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attrs[1].val.programmaticStreamSerializationAllowed = 1;
-  const bool after_map_writer =
-      p.token_maps != nullptr || p.b_maps != nullptr || p.out.maps != nullptr;
+  unsigned count = 0;
+  if (p.token_maps != nullptr || p.b_maps != nullptr || p.out.maps != nullptr) {
+    // After a map writer, the kernel may start while it runs (wait_for_map_writer).
+    attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if constexpr (kCluster > 1) {
+    attrs[count].id = cudaLaunchAttributeClusterDimension;
+    attrs[count].val.clusterDim.x = kCluster;
+    attrs[count].val.clusterDim.y = 1;
+    attrs[count++].val.clusterDim.z = 1;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(sm_count / kCluster * kCluster);
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = smem;
   config.stream = stream;
-  config.attrs = after_map_writer ? attrs + 1 : nullptr;
-  config.numAttrs = after_map_writer ? 1 : 0;
+  config.attrs = attrs;
+  config.numAttrs = count;
   if constexpr (kCluster > 1) {
-    config.attrs = attrs;
-    config.numAttrs = after_map_writer ? 2 : 1;
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
       return GG_STATUS_CUDA_ERROR;

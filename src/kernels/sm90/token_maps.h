@@ -16,10 +16,10 @@
 // (tensormap.replace). As with the per-expert maps (expert_maps.h), the
 // GEMM is launched as the writer's programmatic dependent, so it starts
 // while the writer runs, and acquires a map before its first use
-// (acquire_written_map, which first waits for the writer). A group that starts 16-byte
-// aligned and fills whole k-steps has nothing to zero, and the GEMM loads it
-// through the whole operand's map instead, sparing the acquire (uniform
-// lists of such groups ran up to 4% slower through token maps).
+// (acquire_written_map, which first waits for the writer). A group that
+// starts 16-byte aligned and fills whole k-steps has nothing to zero, and the
+// GEMM loads it through the whole operand's map instead, sparing the acquire
+// (uniform lists of such groups ran up to 4% slower through token maps).
 // Capturable: a replay re-reads the sizes.
 #pragma once
 
