@@ -284,10 +284,16 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
+// 128-byte chunks a box of the staging buffer (epilogue.cuh's StagingLayout).
+template <bool kSparseK>
+constexpr int kStagingChunks = kSparseK ? 2 : 1;
+
 // kSparseK (ragged-K with groups of a few tokens): a step issues only the
 // 16-deep wgmma slices that hold group tokens. The skipped slices are
 // predicated off, which makes ptxas serialize the kernel's wgmmas: worth it
 // only when steps are mostly empty, so it is an instance of its own.
+// Its tiles are nearly all epilogue, and their blocks leave in boxes two
+// 128-byte chunks wide (epilogue.cuh); the other instances' in one.
 // kCluster 2 (ragged-K): clusters of two CTAs take units of two m-tiles
 // (TileMap), each CTA loading half of the shared B tile into both (TMA
 // multicast), so B crosses from L2 once per unit; a stage is free again when
@@ -500,7 +506,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         mapped_group = t.group;
       }
       const int first_row = kSplit ? 0 : consumer * 64;
-      store_block<kOp == GG_OP_RAGGED_K, kConsumerN>(
+      store_block<kOp == GG_OP_RAGGED_K, kConsumerN, kStagingChunks<kSparseK>>(
           p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
           t.b_mn + (kSplit ? consumer * kConsumerN : 0), thread, 2 + consumer,
           smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
@@ -553,32 +559,45 @@ bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inne
   return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
 }
 
-// The output's TMA-store map: 3-D {cols, rows, groups}, boxes of 128 bytes x
-// 64 rows. Per-expert outputs (a pointer array) are given `maps`, the
-// workspace's: their map is one expert's matrix, encoded over that aligned
-// address, whose copies take each expert's own (expert_maps.h). Without a
-// map (`bulk` false, `maps` null) the epilogue copies blocks out itself: for
-// rows TMA cannot address exactly (a TMA store clips the row's end only to
-// 16 bytes: it would write into the padding after a row of, say, 100 bf16
-// values).
-void output_map(OutputParams* o, int64_t rows, int64_t groups) {
+// The output's TMA-store map for boxes of `chunks` 128-byte chunks x 64 rows
+// (epilogue.cuh's StagingLayout): 3-D {cols, rows, groups} for one, 4-D
+// {chunk, chunks, rows, groups} over the row's whole chunks for two.
+// Per-expert outputs (a pointer array) are given `maps`, the workspace's:
+// their map is one expert's matrix, encoded over that aligned address, whose
+// copies take each expert's own (expert_maps.h). Without a map (`bulk`
+// false, `maps` null) the epilogue copies blocks out itself: for rows TMA
+// cannot address exactly (a 3-D map's store clips the row's end only to 16
+// bytes: it would write into the padding after a row of, say, 100 bf16
+// values), as for the blocks that reach into a 4-D map's last, partial chunk.
+void output_map(OutputParams* o, int64_t rows, int64_t groups, int chunks) {
   const int64_t bytes = o->dtype == GG_DTYPE_FP32 ? 4 : 2;
+  const int64_t chunk_cols = 128 / bytes;
   const void* base = o->pointer_array ? static_cast<const void*>(o->maps) : o->data;
   const int64_t matrices = o->pointer_array ? 1 : groups;
+  const int64_t whole_chunks = o->cols / chunk_cols;
   const bool addressable = base != nullptr && reinterpret_cast<uintptr_t>(base) % 16 == 0 &&
-                           (o->ld * bytes) % 16 == 0 && (o->cols * bytes) % 16 == 0 &&
+                           (o->ld * bytes) % 16 == 0 &&
+                           (chunks == 1 ? (o->cols * bytes) % 16 == 0 : whole_chunks > 0) &&
                            (matrices == 1 || (o->group_stride * bytes) % 16 == 0);
   o->bulk = false;
+  o->tma_cols = chunks == 1 ? o->cols : int(whole_chunks * chunk_cols);
   if (addressable) {
-    const uint64_t dims[3] = {uint64_t(o->cols), uint64_t(rows), uint64_t(matrices)};
-    const uint64_t strides[2] = {uint64_t(o->ld * bytes),
-                                 uint64_t((matrices > 1 ? o->group_stride : o->ld * rows) * bytes)};
-    const uint32_t box[3] = {uint32_t(128 / bytes), 64, 1};
+    const uint64_t matrix_stride =
+        uint64_t((matrices > 1 ? o->group_stride : o->ld * rows) * bytes);
+    const uint64_t dims3[3] = {uint64_t(o->cols), uint64_t(rows), uint64_t(matrices)};
+    const uint64_t strides3[2] = {uint64_t(o->ld * bytes), matrix_stride};
+    const uint32_t box3[3] = {uint32_t(chunk_cols), 64, 1};
+    const uint64_t dims4[4] = {uint64_t(chunk_cols), uint64_t(whole_chunks), uint64_t(rows),
+                               uint64_t(matrices)};
+    const uint64_t strides4[3] = {128, uint64_t(o->ld * bytes), matrix_stride};
+    const uint32_t box4[4] = {uint32_t(chunk_cols), 2, 64, 1};
     const CUtensorMapDataType type = o->dtype == GG_DTYPE_FP32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                      : o->dtype == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     std::string why_not;
-    o->bulk = encode_tile_map(&o->map, type, 3, base, dims, strides, box, &why_not);
+    o->bulk = chunks == 1
+                  ? encode_tile_map(&o->map, type, 3, base, dims3, strides3, box3, &why_not)
+                  : encode_tile_map(&o->map, type, 4, base, dims4, strides4, box4, &why_not);
   }
   if (!o->bulk) o->maps = nullptr;
 }
@@ -768,7 +787,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     p.out.bias = d.bias.data;
     p.out.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
     p.out.bias_dtype = d.bias.dtype;
-    output_map(&p.out, d.out.shape[0], 1);
+    output_map(&p.out, d.out.shape[0], 1, kStagingChunks<false>);
     log_choice(plan, p.out);
     a_kmajor = true;
     // Per-expert weights: one expert's matrix, over the maps' own address
@@ -811,7 +830,8 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   p.out.ld = d.out.strides[1];
   p.out.group_stride = p.out.pointer_array ? 0 : d.out.strides[0];
   p.out.maps = expert_maps;
-  output_map(&p.out, pdim, d.num_groups);
+  output_map(&p.out, pdim, d.num_groups,
+             plan.sparse_k ? kStagingChunks<true> : kStagingChunks<false>);
   // G weight-sized outputs stream through L2 while the CTAs of a wave keep
   // re-reading the group's token rows from it; the outputs are not read
   // again by this launch, so their lines go first (docs/PERF.md, H100:

@@ -126,21 +126,32 @@ __device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
-// A TMA store of the 3-D box at `coords` from `smem`, its lines marked
-// evict-first in L2 (createpolicy.fractional.L2::evict_first over all of
-// it): the first lines L2 lets go when it needs room. cuda::ptx has the
+// A TMA store of the 3-D or 4-D box at `coords` from `smem`, its lines
+// marked evict-first in L2 (createpolicy.fractional.L2::evict_first over all
+// of it): the first lines L2 lets go when it needs room. cuda::ptx has the
 // tensor store only without the cache hint.
+template <int kRank>
 __device__ __forceinline__ void tma_store_evict_first(const CUtensorMap* map,
-                                                      const int32_t (&coords)[3],
+                                                      const int32_t (&coords)[kRank],
                                                       const void* smem) {
+  static_assert(kRank == 3 || kRank == 4, "3-D and 4-D boxes");
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  asm volatile(
-      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint"
-      " [%0, {%1, %2, %3}], [%4], %5;\n" ::"l"(map),
-      "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
-      "r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem))), "l"(policy)
-      : "memory");
+  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  if constexpr (kRank == 3) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint"
+        " [%0, {%1, %2, %3}], [%4], %5;\n" ::"l"(map),
+        "r"(coords[0]), "r"(coords[1]), "r"(coords[2]), "r"(address), "l"(policy)
+        : "memory");
+  } else {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group.L2::cache_hint"
+        " [%0, {%1, %2, %3, %4}], [%5], %6;\n" ::"l"(map),
+        "r"(coords[0]), "r"(coords[1]), "r"(coords[2]), "r"(coords[3]), "r"(address),
+        "l"(policy)
+        : "memory");
+  }
 }
 
 }  // namespace gg::sm90

@@ -31,7 +31,7 @@ bool encode_tile_map(CUtensorMap* map, CUtensorMapDataType type, int rank, const
     *why_not = "the CUDA driver has no cuTensorMapEncodeTiled";
     return false;
   }
-  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult result =
       encode(map, type, static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, byte_strides,
              box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,

@@ -10,7 +10,7 @@
 
 namespace gg::sm90 {
 
-// A row-major tile map over `dims` (innermost first, up to 3) with byte
+// A row-major tile map over `dims` (innermost first, up to 5) with byte
 // strides for the outer dims and a box of `box` elements (innermost first),
 // 128-byte swizzled, out-of-bounds elements read as zero. The innermost box
 // extent times the element size must be 128 bytes. Returns false with the
