@@ -1,6 +1,6 @@
 // `groupgemm bench-quantize`: the grouped quantizer on MoE activations
-// (ragged [tokens, hidden], bf16 unless --input says fp16 or fp32, uniform
-// routing over the preset's experts),
+// (ragged [tokens, hidden], bf16 unless --input says fp16 or fp32, routed
+// over the preset's experts uniformly unless --routing says otherwise),
 // rowwise and columnwise in one call, for each requested format. Each case
 // reports the median time (after --warm-ms of the same work, as `bench`
 // times), the bandwidth of the bytes that must move (the
@@ -52,8 +52,8 @@ const std::vector<QuantizeFormat> kFormats = {
 };
 
 const std::vector<OptionSpec> kOptions = {
-    {"preset", true}, {"tokens", true},  {"formats", true},
-    {"input", true},  {"iters", true},   {"warm-ms", true}};
+    {"preset", true}, {"tokens", true}, {"formats", true}, {"input", true},
+    {"routing", true}, {"iters", true}, {"warm-ms", true}};
 
 const std::vector<Name<gg_dtype>> kInputTypes = {
     {"bf16", GG_DTYPE_BF16}, {"fp16", GG_DTYPE_FP16}, {"fp32", GG_DTYPE_FP32}};
@@ -109,12 +109,12 @@ void make_output(const QuantizeFormat& f, int64_t rows, int64_t cols, bool token
 }
 
 void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, gg_dtype input_type,
-              double copy_bytes_per_s, cudaStream_t stream, Repeats repeats) {
+              Routing routing, double copy_bytes_per_s, cudaStream_t stream, Repeats repeats) {
   const int64_t k = preset.hidden;
   const int32_t groups = preset.experts;
   DeviceBuffer input(static_cast<size_t>(tokens * k) * element_bytes(input_type));
   fill_random(input, input_type, 7, stream);
-  const std::vector<int64_t> routed = route(Routing::kUniform, tokens, groups, 11);
+  const std::vector<int64_t> routed = route(routing, tokens, groups, 11);
   std::vector<int32_t> sizes(routed.begin(), routed.end());
   DeviceBuffer sizes_device(sizes.size() * sizeof(int32_t));
   sizes_device.upload(sizes.data(), sizes.size() * sizeof(int32_t));
@@ -188,6 +188,7 @@ int run_bench_quantize(const std::vector<std::string>& words) {
     formats.push_back(&find_format(name));
   }
   const gg_dtype input_type = options.choice("input", kInputTypes, GG_DTYPE_BF16);
+  const Routing routing = options.choice("routing", kRoutingNames, Routing::kUniform);
   const int iters = static_cast<int>(options.integer("iters", 50, 1, 100000));
   // Each figure, the copy rate's too, follows this long of the same work
   // (timing.h), at the clock the GPU sustains under it.
@@ -207,15 +208,16 @@ int run_bench_quantize(const std::vector<std::string>& words) {
               devices[0].name.c_str(), copy_bytes_per_s * 1e-9);
   std::printf(
       "grouped quantize, %s input, rowwise + columnwise (+ amax where the scale needs it), "
-      "uniform routing; each figure timed after %d ms of its work\n",
-      name_of(kInputTypes, input_type), warm_ms);
+      "%s routing; each figure timed after %d ms of its work\n",
+      name_of(kInputTypes, input_type), name_of(kRoutingNames, routing), warm_ms);
   std::printf("%-16s %8s  %-16s %9s %9s %8s %8s\n", "preset", "tokens", "format", "ms", "GB/s",
               "of copy", "traffic");
   for (const MoePreset* preset : presets) {
     for (const int64_t count : tokens) {
       for (const QuantizeFormat* f : formats) {
         try {
-          run_case(*preset, count, *f, input_type, copy_bytes_per_s, stream.get(), repeats);
+          run_case(*preset, count, *f, input_type, routing, copy_bytes_per_s, stream.get(),
+                   repeats);
         } catch (const Failure& failure) {
           std::printf("%-16s %8lld  %-16s  error: %s\n", preset->name,
                       static_cast<long long>(count), f->name, failure.what());

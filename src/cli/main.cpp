@@ -38,7 +38,8 @@ const char* const kUsage =
     "  bench-quantize  time the grouped quantizer (rowwise + columnwise) against the copy\n"
     "             bandwidth  [--preset NAME[,NAME...]] [--tokens N[,N...]]\n"
     "             [--formats fp8_e4m3_tensor,fp8_e4m3_group,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group]\n"
-    "             [--input bf16|fp16|fp32] [--iters N] [--warm-ms N] (as bench's: 300)\n"
+    "             [--input bf16|fp16|fp32] [--routing uniform|skewed|random|one-hot|empty]\n"
+    "             [--iters N] [--warm-ms N] (as bench's: 300)\n"
     "\n"
     "exit codes: 0 success/PASS, 1 failure/FAIL, 2 usage error\n";
 

@@ -196,17 +196,22 @@ TEST_P(Quantize, OffsetsAndInt64Sizes) {
 }
 
 TEST_P(Quantize, SmallStackedWeights) {
-  for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP32}) {
-    for (const QuantizeFormatSpec& f : stacked_formats()) {
-      QuantizeSpec s;
-      s.stacked = true;
-      s.groups = 3;
-      s.rows = 200;  // N: one full 128 block and a partial one
-      s.k = 272;
-      s.input = input;
-      set_formats(&s, f, true, true);
-      expect_correct(s);
-      if (HasFailure()) return;
+  // N: one full 128 block and a partial one, whose columnwise rows start
+  // off 16-byte chunks (the copy-out's shifted stores); two full ones, whose
+  // rows start on chunks (its plain vector stores).
+  for (const int64_t rows : {200, 256}) {
+    for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP32}) {
+      for (const QuantizeFormatSpec& f : stacked_formats()) {
+        QuantizeSpec s;
+        s.stacked = true;
+        s.groups = 3;
+        s.rows = rows;
+        s.k = 272;
+        s.input = input;
+        set_formats(&s, f, true, true);
+        expect_correct(s);
+        if (HasFailure()) return;
+      }
     }
   }
 }
