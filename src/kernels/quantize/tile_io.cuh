@@ -349,4 +349,71 @@ __device__ void store_codes(uint8_t* bytes, const uint32_t* words, uint32_t vali
   }
 }
 
+// Word i (0-3) of a chunk's codes, by selects rather than an index that
+// would put the caller's words in local memory.
+__device__ inline uint32_t chunk_word(const uint32_t* words, int i) {
+  return (i & 2) ? ((i & 1) ? words[3] : words[2]) : ((i & 1) ? words[1] : words[0]);
+}
+
+// Bytes [a, b) of the 16-byte chunk at `chunk` (16-byte aligned) from its
+// codes `words`, in aligned pieces of 1, 2, 4 or 8 bytes: sizes rising from
+// a to an alignment, then falling to b. A group's first or last chunk is a
+// suffix or a prefix of one, so it takes at most four stores.
+__device__ inline void store_byte_range(uint8_t* chunk, const uint32_t* words, int a, int b) {
+  const auto piece = [&](int at, int size) {
+    uint8_t* p = chunk + at;
+    if (size == 8) {
+      const int w = at / 4;  // 0 or 2
+      *reinterpret_cast<uint2*>(p) = w ? make_uint2(words[2], words[3])
+                                       : make_uint2(words[0], words[1]);
+      return;
+    }
+    const uint32_t bits = chunk_word(words, at / 4) >> (8 * (at & 3));
+    if (size == 4) *reinterpret_cast<uint32_t*>(p) = bits;
+    else if (size == 2) *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>(bits);
+    else *p = static_cast<uint8_t>(bits);
+  };
+#pragma unroll
+  for (int size = 1; size <= 8; size *= 2) {
+    if ((a & size) && a + size <= b) {
+      piece(a, size);
+      a += size;
+    }
+  }
+#pragma unroll
+  for (int size = 8; size >= 1; size /= 2) {
+    if (b - a >= size) {
+      piece(a, size);
+      a += size;
+    }
+  }
+}
+
+// Output elements [lo, hi) (0 <= lo < hi <= elements a chunk) of the
+// 16-byte chunk at `chunk` (16-byte aligned) from its codes `words`: one
+// vector store when the range is the whole chunk. Otherwise, for e2m1, the
+// halves of the end bytes that the range shares with a neighbour by nibble
+// atomics and the bytes between in aligned pieces, where byte by byte (as
+// store_word goes) each byte took a three-way branch: 1.03-1.09x on nvfp4
+// under random and skewed routing (docs/PERF.md). fp8 keeps store_codes'
+// words and bytes: there the aligned pieces measured 0.93-1.14x, faster or
+// slower by preset and token count with no rule on static facts.
+template <int kBits>
+__device__ void store_chunk_range(uint8_t* chunk, const uint32_t* words, int lo, int hi) {
+  constexpr int kPerChunk = 128 / kBits;
+  if (lo == 0 && hi == kPerChunk) {
+    *reinterpret_cast<uint4*>(chunk) = make_uint4(words[0], words[1], words[2], words[3]);
+    return;
+  }
+  if constexpr (kBits == 8) {
+    const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
+    store_codes<8, kPerChunk>(chunk, words, below_hi & ~((1u << lo) - 1u));
+  } else {
+    const auto byte_of = [&](int b) { return (chunk_word(words, b / 4) >> (8 * (b % 4))) & 0xFFu; };
+    if (lo & 1) set_nibble(chunk + lo / 2, true, byte_of(lo / 2) >> 4);
+    if (hi & 1) set_nibble(chunk + hi / 2, false, byte_of(hi / 2) & 0xFu);
+    store_byte_range(chunk, words, (lo + 1) / 2, hi / 2);
+  }
+}
+
 }  // namespace gg::quantize

@@ -603,10 +603,11 @@ __device__ void transpose_row_codes(const Tile& t, const uint4* tile, CodeStage<
 // 16-byte chunk of an output row, aligned in memory (group starts are not):
 // its four words take the code bits that land in them, shifted by the row's
 // misalignment, and leave in one vector store unless the chunk holds the
-// group's first or last tokens. Its (row, chunk) advances by a constant per
-// job, carried by hand rather than divided out. Code words before or past
-// the row's are read from within the row (the chunk index wraps): their
-// bits fall on elements outside the group, which the store leaves alone.
+// group's first or last tokens (store_chunk_range). Its (row, chunk)
+// advances by a constant per job, carried by hand rather than divided out.
+// Code words before or past the row's are read from within the row (the
+// chunk index wraps): their bits fall on elements outside the group, which
+// the store leaves alone.
 template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage<kTm>* stage) {
@@ -688,9 +689,8 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
     for (int i = 0; i < 4; ++i) words[i] = __funnelshift_r(code_words[i], code_words[i + 1], shift);
     const int lo = max(0, skew - c * kPerChunk);
     const int hi = min(kPerChunk, skew + t.rows - c * kPerChunk);
-    const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
-    store_codes<kBits, kPerChunk>(code_byte<kBits>(out.data, first - skew + c * kPerChunk),
-                                  words, below_hi & ~((1u << lo) - 1u));
+    store_chunk_range<kBits>(code_byte<kBits>(out.data, first - skew + c * kPerChunk), words,
+                             lo, hi);
   }
 }
 
