@@ -19,7 +19,9 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
     plan.reason = "128 x 128 blocks";
   } else if (shape.long_column_blocks) {
     plan.reason = "columnwise 1 x 128 blocks";
-  } else if (rows_per_group <= kQuantizeShortGroupRows) {
+  } else if (rows_per_group <= kQuantizeShortGroupRowsFp8 ||
+             (rows_per_group <= kQuantizeShortGroupRows &&
+              (shape.stacked || shape.e2m1_codes || shape.input == GG_DTYPE_FP32))) {
     plan.tile_rows = 64;
   } else if (rows_per_group >= kQuantizeLongGroupRows) {
     if (shape.input == GG_DTYPE_FP32) {
@@ -52,12 +54,16 @@ QuantizeShape quantize_shape(const gg_quantize_desc& d, int64_t shared_bytes_per
   const auto has = [](const gg_tensor& t, gg_block_scaling scaling) {
     return t.data != nullptr && t.block_scaling == scaling;
   };
+  const auto e2m1 = [](const gg_tensor& t) {
+    return t.data != nullptr && t.dtype == GG_DTYPE_E2M1;
+  };
   return QuantizeShape{d.input.shape[d.input.rank - 2],
                        d.num_groups,
                        stacked,
                        d.input.dtype,
                        has(d.rowwise, GG_BLOCK_128X128) || has(d.columnwise, GG_BLOCK_128X128),
                        has(d.columnwise, GG_BLOCK_1X128),
+                       e2m1(d.rowwise) || e2m1(d.columnwise),
                        shared_bytes_per_block};
 }
 

@@ -25,6 +25,7 @@ struct QuantizeShape {
   gg_dtype input;
   bool square_blocks;       // an output of 128 x 128 blocks: a tile is one block high
   bool long_column_blocks;  // a columnwise 1 x 128 output
+  bool e2m1_codes;          // an output of e2m1 codes (nvfp4)
   int64_t shared_bytes_per_block;  // the device's: what a CTA may opt in to
 };
 
@@ -51,8 +52,8 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
          shared_bytes_per_block;
 }
 
-// Groups averaging at most this many rows take 64-token tiles, which keep
-// all of a CTA's threads on the group's rows; groups averaging at least
+// Groups averaging at most kQuantizeShortGroupRows take 64-token tiles,
+// which keep all of a CTA's threads on the group's rows; groups averaging at least
 // kQuantizeLongGroupRows take 256-token tiles, whose columnwise code rows
 // leave as 256-byte runs (fp8) instead of 128. 128 is the default. On an
 // H200, against 128-token tiles (bench-quantize, bf16): at 64 rows a group
@@ -64,7 +65,21 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // columnwise 1 x 128 output keeps 128-token tiles: at 256 it ran 0.91x
 // (each column's block amax then gathers from four of eight chunks), and
 // a 64-token tile would split its blocks.
+//
+// Those figures are for groups of exactly the average. Routed groups
+// spread around it, and at an average of 64 rows half of them spill a few
+// rows into a second 64-token tile, which costs nearly a whole tile. So
+// ragged fp8 outputs of 16-bit input take 64-token tiles only for groups
+// averaging at most kQuantizeShortGroupRowsFp8 (H200, 64-token tiles over
+// 128-token ones, fp8 with a tensor scale and mxfp8: at 32 rows a group
+// 1.02-1.24x under random and skewed routing, 1.59-1.67x uniform; at 48
+// rows 0.85-0.94x random and skewed; at 64 rows on DeepSeek-V3 and
+// Qwen3-30B-A3B 0.76-0.90x random, 0.83-1.05x skewed, 1.12-1.27x uniform).
+// e2m1 codes (nvfp4) keep 64-token tiles up to 64 rows under every routing
+// (1.12-1.52x), as do fp32 input (not measured under routing) and stacked
+// matrices, whose rows are exact.
 constexpr int64_t kQuantizeShortGroupRows = 64;
+constexpr int64_t kQuantizeShortGroupRowsFp8 = 32;
 constexpr int64_t kQuantizeLongGroupRows = 256;
 
 struct QuantizePlan {

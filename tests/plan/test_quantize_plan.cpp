@@ -15,21 +15,36 @@ constexpr int64_t kA100Shared = 163 * 1024;
 constexpr int64_t kAdaShared = 99 * 1024;
 
 QuantizeShape ragged(int64_t rows, int32_t groups, gg_dtype input = GG_DTYPE_BF16) {
-  return QuantizeShape{rows, groups, false, input, false, false, kHopperShared};
+  return QuantizeShape{rows, groups, false, input, false, false, false, kHopperShared};
+}
+
+QuantizeShape ragged_e2m1(int64_t rows, int32_t groups) {
+  QuantizeShape shape = ragged(rows, groups);
+  shape.e2m1_codes = true;
+  return shape;
 }
 
 TEST(QuantizePlan, AverageGroupPicksTheHeight) {
-  // DeepSeek-V3 activations over 256 experts: 16384 rows average 64 a group,
-  // 65536 rows 256; Qwen3-30B-A3B's 16384 over 128 experts, 128.
-  EXPECT_EQ(plan_quantize(ragged(16384, 256)).tile_rows, 64);
+  // DeepSeek-V3 activations over 256 experts: 8192 rows average 32 a group,
+  // 16384 rows 64, 65536 rows 256; Qwen3-30B-A3B's 16384 over 128 experts,
+  // 128. fp8 codes take 64-token tiles up to 32 rows, e2m1 codes up to 64.
+  EXPECT_EQ(plan_quantize(ragged(8192, 256)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(16384, 256)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged_e2m1(16384, 256)).tile_rows, 64);
   EXPECT_EQ(plan_quantize(ragged(16384, 128)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged_e2m1(16384, 128)).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(65536, 256)).tile_rows, 256);
   EXPECT_EQ(plan_quantize(ragged(131072, 128)).tile_rows, 256);
 }
 
-TEST(QuantizePlan, ThresholdsAre64And256Rows) {
-  EXPECT_EQ(plan_quantize(ragged(64 * 10, 10)).tile_rows, 64);
-  EXPECT_EQ(plan_quantize(ragged(65 * 10, 10)).tile_rows, 128);
+TEST(QuantizePlan, ThresholdsAre32Or64And256Rows) {
+  EXPECT_EQ(plan_quantize(ragged(32 * 10, 10)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(33 * 10, 10)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(64 * 10, 10)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged_e2m1(64 * 10, 10)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged_e2m1(65 * 10, 10)).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(ragged(64 * 10, 10, GG_DTYPE_FP32)).tile_rows, 64);
+  EXPECT_EQ(plan_quantize(ragged(65 * 10, 10, GG_DTYPE_FP32)).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(255 * 10, 10)).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(256 * 10, 10)).tile_rows, 256);
 }
@@ -95,11 +110,17 @@ TEST(QuantizePlan, Fp32WhereItsTilesDoNotFit) {
 TEST(QuantizePlan, StackedMatricesCountTheirOwnRows) {
   // 256 matrices of 2048 rows each: 2048 rows a matrix, not 8.
   EXPECT_EQ(
-      plan_quantize(QuantizeShape{2048, 256, true, GG_DTYPE_BF16, false, false, kHopperShared})
+      plan_quantize(
+          QuantizeShape{2048, 256, true, GG_DTYPE_BF16, false, false, false, kHopperShared})
           .tile_rows,
       256);
+  // Their rows are exact, not routed: fp8 codes keep 64-token tiles up to 64.
   EXPECT_EQ(
-      plan_quantize(QuantizeShape{48, 4, true, GG_DTYPE_BF16, false, false, kHopperShared})
+      plan_quantize(QuantizeShape{48, 4, true, GG_DTYPE_BF16, false, false, false, kHopperShared})
+          .tile_rows,
+      64);
+  EXPECT_EQ(
+      plan_quantize(QuantizeShape{64, 4, true, GG_DTYPE_BF16, false, false, false, kHopperShared})
           .tile_rows,
       64);
 }
@@ -122,7 +143,7 @@ TEST(QuantizePlan, TallTilesOnlyWhereTheyFitSharedMemory) {
         << plan.reason;
   }
   // Short groups keep their 64-token tiles there.
-  QuantizeShape short_groups = ragged(16384, 256);
+  QuantizeShape short_groups = ragged(8192, 256);
   short_groups.shared_bytes_per_block = kAdaShared;
   EXPECT_EQ(plan_quantize(short_groups).tile_rows, 64);
 }
@@ -133,10 +154,10 @@ TEST(QuantizePlan, NoGroupsIsNoDivision) {
 }
 
 TEST(QuantizePlan, DescribeSaysTheHeightAndWhy) {
-  const std::string line = plan_quantize(ragged(16384, 256)).describe();
+  const std::string line = plan_quantize(ragged(8192, 256)).describe();
   EXPECT_EQ(line,
-            "quantize bf16 rows=16384 G=256: tiles of 64 tokens x 128, 128 threads "
-            "(groups average 64 rows)");
+            "quantize bf16 rows=8192 G=256: tiles of 64 tokens x 128, 128 threads "
+            "(groups average 32 rows)");
 }
 
 TEST(QuantizePlan, ShapeOfADescriptor) {
@@ -159,6 +180,13 @@ TEST(QuantizePlan, ShapeOfADescriptor) {
   EXPECT_EQ(s.input, GG_DTYPE_FP16);
   EXPECT_FALSE(s.square_blocks);
   EXPECT_TRUE(s.long_column_blocks);
+  EXPECT_FALSE(s.e2m1_codes);
+  d.columnwise.dtype = GG_DTYPE_E2M1;
+  EXPECT_TRUE(quantize_shape(d, kA100Shared).e2m1_codes);
+  d.columnwise.dtype = GG_DTYPE_E4M3;
+  d.rowwise.dtype = GG_DTYPE_E2M1;
+  EXPECT_FALSE(quantize_shape(d, kA100Shared).e2m1_codes);  // no rowwise data yet
+  d.rowwise.dtype = GG_DTYPE_E4M3;
   d.rowwise.data = &data;
   d.rowwise.block_scaling = GG_BLOCK_128X128;
   d.group_sizes.sizes = nullptr;
