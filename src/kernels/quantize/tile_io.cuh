@@ -392,12 +392,13 @@ __device__ inline void store_byte_range(uint8_t* chunk, const uint32_t* words, i
 // Output elements [lo, hi) (0 <= lo < hi <= elements a chunk) of the
 // 16-byte chunk at `chunk` (16-byte aligned) from its codes `words`: one
 // vector store when the range is the whole chunk. Otherwise, for e2m1, the
-// halves of the end bytes that the range shares with a neighbour by nibble
-// atomics and the bytes between in aligned pieces, where byte by byte (as
-// store_word goes) each byte took a three-way branch: 1.03-1.09x on nvfp4
-// under random and skewed routing (docs/PERF.md). fp8 keeps store_codes'
-// words and bytes: there the aligned pieces measured 0.93-1.14x, faster or
-// slower by preset and token count with no rule on static facts.
+// halves of the end bytes that the range shares with a neighbour take
+// nibble atomics and the bytes between leave in aligned pieces. Byte by
+// byte, as store_word goes, each byte took a three-way branch; the pieces
+// measured 1.03-1.08x on nvfp4 under random and skewed routing
+// (docs/PERF.md). fp8 keeps store_codes' words and bytes: there the pieces
+// measured 0.93-1.14x, faster or slower by preset and token count, with no
+// rule on static facts.
 template <int kBits>
 __device__ void store_chunk_range(uint8_t* chunk, const uint32_t* words, int lo, int hi) {
   constexpr int kPerChunk = 128 / kBits;
