@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "api/names.h"
 #include "gpu/cuda_check.h"
 #include "gpu/output_check.h"
 #include "gpu/routing.h"
@@ -111,8 +112,8 @@ std::mt19937_64 test_rng(const std::string& salt) {
 std::string describe(const GemmSpec& spec) {
   const bool ragged_m = spec.op == GG_OP_RAGGED_M;
   std::ostringstream text;
-  text << (ragged_m ? "ragged-M " : "ragged-K ") << dtype_name(spec.input) << "->"
-       << dtype_name(spec.out) << " lhs=" << (spec.lhs_layout == GG_LAYOUT_T ? "T" : "N")
+  text << (ragged_m ? "ragged-M " : "ragged-K ") << api::dtype_name(spec.input) << "->"
+       << api::dtype_name(spec.out) << " lhs=" << (spec.lhs_layout == GG_LAYOUT_T ? "T" : "N")
        << " rhs=" << (spec.rhs_layout == GG_LAYOUT_T ? "T" : "N");
   if (spec.pointer_array) text << (ragged_m ? " rhs:pointers" : " out:pointers");
   text << " m=" << spec.m << " n=" << spec.n << " k=" << spec.k << " G=" << spec.sizes.size()
@@ -121,7 +122,7 @@ std::string describe(const GemmSpec& spec) {
   if (spec.index_type == GG_INDEX_INT64) text << " int64";
   if (spec.padding != 0) text << " padding=" << spec.padding;
   text << " alpha=" << describe_scalar(spec.alpha) << " beta=" << describe_scalar(spec.beta);
-  if (spec.bias) text << " bias=" << dtype_name(*spec.bias);
+  if (spec.bias) text << " bias=" << api::dtype_name(*spec.bias);
   if (spec.zero_unused_rows) text << " zero-unused-rows";
   if (spec.values == ValueSet::kSmallIntegers) text << " small-integers";
   return text.str();

@@ -1,6 +1,7 @@
 // See path_test.h.
 #include "gpu/path_test.h"
 
+#include "api/names.h"
 #include "gpu/cuda_check.h"
 #include "gpu/values.h"
 
@@ -36,8 +37,8 @@ std::string param_name(const ::testing::TestParamInfo<gg_path>& info) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<PathDtypes>& info) {
-  return path_name(std::get<0>(info.param)) + "_" + dtype_name(std::get<1>(info.param)) + "_" +
-         dtype_name(std::get<2>(info.param));
+  return path_name(std::get<0>(info.param)) + "_" + api::dtype_name(std::get<1>(info.param)) + "_" +
+         api::dtype_name(std::get<2>(info.param));
 }
 
 std::string unavailable_reason(gg_path path) {

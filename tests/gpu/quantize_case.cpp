@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "api/names.h"
 #include "gpu/cuda_check.h"
 #include "gpu/values.h"
 
@@ -32,19 +33,6 @@ const char* scaling_label(gg_block_scaling b) {
   return "_?";
 }
 
-const char* quantized_name(gg_dtype d) {
-  switch (d) {
-    case GG_DTYPE_E4M3:
-      return "e4m3";
-    case GG_DTYPE_E5M2:
-      return "e5m2";
-    case GG_DTYPE_E2M1:
-      return "e2m1";
-    default:
-      return dtype_name(d);
-  }
-}
-
 int64_t scale_entry_bytes(gg_block_scaling b) {
   return b == GG_BLOCK_1X128 || b == GG_BLOCK_128X128 ? 4 : 1;
 }
@@ -52,7 +40,7 @@ int64_t scale_entry_bytes(gg_block_scaling b) {
 }  // namespace
 
 std::string format_label(const QuantizeFormatSpec& f) {
-  std::string s = quantized_name(f.dtype);
+  std::string s = api::dtype_name(f.dtype);
   s += scaling_label(f.block);
   if (f.extent == GG_SCALE_TENSOR) s += "_tensor";
   if (f.extent == GG_SCALE_GROUP) s += "_group";
@@ -214,7 +202,7 @@ void QuantizeGpuCase::build_descriptors() {
 std::string QuantizeGpuCase::label() const {
   std::ostringstream s;
   s << (spec_.stacked ? "stacked G=" : "ragged G=") << groups_ << " rows=" << spec_.rows
-    << " K=" << spec_.k << " input=" << dtype_name(spec_.input);
+    << " K=" << spec_.k << " input=" << api::dtype_name(spec_.input);
   if (spec_.rowwise) s << " rowwise=" << format_label(spec_.rowwise_format);
   if (spec_.columnwise) s << " columnwise=" << format_label(spec_.columnwise_format);
   if (spec_.amax) s << " amax";

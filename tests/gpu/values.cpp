@@ -46,19 +46,6 @@ size_t dtype_size(gg_dtype dtype) {
   }
 }
 
-const char* dtype_name(gg_dtype dtype) {
-  switch (dtype) {
-    case GG_DTYPE_BF16:
-      return "bf16";
-    case GG_DTYPE_FP16:
-      return "fp16";
-    case GG_DTYPE_FP32:
-      return "fp32";
-    default:
-      unsupported(dtype);
-  }
-}
-
 double dtype_epsilon(gg_dtype dtype) {
   switch (dtype) {
     case GG_DTYPE_BF16:

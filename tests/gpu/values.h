@@ -18,7 +18,6 @@
 namespace gg::test {
 
 size_t dtype_size(gg_dtype dtype);
-const char* dtype_name(gg_dtype dtype);
 // Relative spacing of the dtype's values: 2^-(significand bits - 1).
 double dtype_epsilon(gg_dtype dtype);
 // Smallest positive (subnormal) value of the dtype.

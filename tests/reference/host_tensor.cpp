@@ -3,24 +3,10 @@
 
 #include <string.h>
 
+#include "formats/codecs.h"
+
 namespace gg::test {
 namespace {
-
-int element_bits(gg_dtype dtype) {
-  switch (dtype) {
-    case GG_DTYPE_BF16:
-    case GG_DTYPE_FP16:
-      return 16;
-    case GG_DTYPE_FP32:
-      return 32;
-    case GG_DTYPE_E4M3:
-    case GG_DTYPE_E5M2:
-      return 8;
-    case GG_DTYPE_E2M1:
-      return 4;
-  }
-  return 0;
-}
 
 int64_t scale_entry_bytes(gg_block_scaling scaling) {
   return scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128 ? 4 : 1;
@@ -36,7 +22,7 @@ HostTensor::HostTensor(gg_dtype dtype, int32_t groups, int64_t rows, int64_t col
     : groups_(groups), rows_(rows), cols_(cols), pointer_array_(pointer_array) {
   row_stride_ = cols + (row_pad + 1) / 2 * 2;
   matrix_stride_ = rows * row_stride_ + (row_pad > 0 ? 2 * row_stride_ : 0);
-  const int64_t matrix_bytes = (matrix_stride_ * element_bits(dtype) + 7) / 8 + 1;
+  const int64_t matrix_bytes = (matrix_stride_ * fmt::dtype_bits(dtype) + 7) / 8 + 1;
   if (pointer_array) {
     for (int32_t g = 0; g < groups; ++g) {
       data_.emplace_back(static_cast<size_t>(matrix_bytes), kPadByte);
@@ -77,7 +63,7 @@ uint8_t* HostTensor::locate(int32_t g, int64_t r, int64_t c, int64_t* index) con
 uint32_t HostTensor::code(int32_t g, int64_t r, int64_t c) const {
   int64_t i;
   const uint8_t* base = locate(g, r, c, &i);
-  switch (element_bits(dtype())) {
+  switch (fmt::dtype_bits(dtype())) {
     case 4:
       return (i % 2 == 0) ? base[i / 2] & 0xFu : base[i / 2] >> 4;
     case 8:
@@ -98,7 +84,7 @@ uint32_t HostTensor::code(int32_t g, int64_t r, int64_t c) const {
 void HostTensor::set_code(int32_t g, int64_t r, int64_t c, uint32_t code) {
   int64_t i;
   uint8_t* base = locate(g, r, c, &i);
-  switch (element_bits(dtype())) {
+  switch (fmt::dtype_bits(dtype())) {
     case 4: {
       uint8_t& byte = base[i / 2];
       byte = static_cast<uint8_t>(i % 2 == 0 ? (byte & 0xF0u) | (code & 0xFu)
@@ -205,7 +191,7 @@ int64_t HostTensor::padding_changes() const {
   // Mark the bytes that hold elements or scale entries, then look at the rest.
   std::vector<std::vector<bool>> used;
   for (const auto& buffer : data_) used.emplace_back(buffer.size(), false);
-  const int bits = element_bits(dtype());
+  const int bits = fmt::dtype_bits(dtype());
   for (int32_t g = 0; g < matrices(); ++g) {
     for (int64_t r = 0; r < rows_; ++r) {
       for (int64_t c = 0; c < cols_; ++c) {

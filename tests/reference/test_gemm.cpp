@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "api/names.h"
 #include "gemm_case.h"
 
 namespace gg::test {
@@ -40,19 +41,6 @@ GemmSetup ragged_k_setup(gg_dtype in, gg_dtype out_dtype) {
   return s;
 }
 
-std::string dtype_name(gg_dtype dtype) {
-  switch (dtype) {
-    case GG_DTYPE_BF16:
-      return "bf16";
-    case GG_DTYPE_FP16:
-      return "fp16";
-    case GG_DTYPE_FP32:
-      return "fp32";
-    default:
-      return "other";
-  }
-}
-
 const std::vector<gg_dtype> kPlain = {GG_DTYPE_BF16, GG_DTYPE_FP16, GG_DTYPE_FP32};
 
 // ---- ragged-M: input dtype x output dtype x rhs layout x pointer array ----
@@ -62,8 +50,8 @@ class RaggedMPlain : public ::testing::TestWithParam<RaggedMParam> {};
 
 std::string ragged_m_name(const ::testing::TestParamInfo<RaggedMParam>& param_info) {
   const auto& [in, out_dtype, layout, pointer_array] = param_info.param;
-  return dtype_name(in) + "_to_" + dtype_name(out_dtype) + (layout == GG_LAYOUT_N ? "_KN" : "_NK") +
-         (pointer_array ? "_pointers" : "_stacked");
+  return std::string(api::dtype_name(in)) + "_to_" + api::dtype_name(out_dtype) +
+         (layout == GG_LAYOUT_N ? "_KN" : "_NK") + (pointer_array ? "_pointers" : "_stacked");
 }
 
 TEST_P(RaggedMPlain, MatchesModelExactly) {
@@ -91,7 +79,7 @@ class RaggedKPlain : public ::testing::TestWithParam<RaggedKParam> {};
 
 std::string ragged_k_name(const ::testing::TestParamInfo<RaggedKParam>& param_info) {
   const auto& [in, out_dtype, lhs_layout, rhs_layout, pointer_array] = param_info.param;
-  return dtype_name(in) + "_to_" + dtype_name(out_dtype) +
+  return std::string(api::dtype_name(in)) + "_to_" + api::dtype_name(out_dtype) +
          (lhs_layout == GG_LAYOUT_N ? "_lhsN" : "_lhsT") +
          (rhs_layout == GG_LAYOUT_N ? "_rhsN" : "_rhsT") +
          (pointer_array ? "_pointers" : "_stacked");

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "api/names.h"
 #include "format_model.h"
 #include "quantize_case.h"
 
@@ -62,10 +63,6 @@ QuantizeSetup stacked_setup(const QuantizeFormat& format, gg_dtype input) {
   return s;
 }
 
-std::string dtype_name(gg_dtype dtype) {
-  return dtype == GG_DTYPE_BF16 ? "bf16" : dtype == GG_DTYPE_FP16 ? "fp16" : "fp32";
-}
-
 using Param = std::tuple<size_t, gg_dtype, bool>;  // format, input dtype, stacked
 
 std::vector<Param> params() {
@@ -79,7 +76,7 @@ std::vector<Param> params() {
 
 std::string param_name(const ::testing::TestParamInfo<Param>& param_info) {
   const auto& [format, input, stacked] = param_info.param;
-  return std::string(formats()[format].name) + "_from_" + dtype_name(input) +
+  return std::string(formats()[format].name) + "_from_" + api::dtype_name(input) +
          (stacked ? "_stacked" : "_ragged");
 }
 
