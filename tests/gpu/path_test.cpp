@@ -37,8 +37,8 @@ std::string param_name(const ::testing::TestParamInfo<gg_path>& info) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<PathDtypes>& info) {
-  return path_name(std::get<0>(info.param)) + "_" + api::dtype_name(std::get<1>(info.param)) + "_" +
-         api::dtype_name(std::get<2>(info.param));
+  return path_name(std::get<0>(info.param)) + "_" + api::dtype_name(std::get<1>(info.param)) +
+         "_" + api::dtype_name(std::get<2>(info.param));
 }
 
 std::string unavailable_reason(gg_path path) {

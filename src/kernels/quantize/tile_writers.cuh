@@ -609,9 +609,9 @@ __device__ void transpose_row_codes(const Tile& t, const uint4* tile, CodeStage<
 // chunk index wraps): their bits fall on elements outside the group, which
 // the store leaves alone. Most warp passes of this loop wait through some
 // lane's end-chunk stores, yet every layout that took the ends apart (a
-// pass of their own, a thread's chunk fixed per row, live chunks only)
-// measured slower on fp8 (docs/PERF.md, "what misaligned group starts
-// cost").
+// pass of their own, a thread's chunk kept as it steps rows, live chunks
+// only) measured slower on fp8 (docs/PERF.md, "what misaligned group
+// starts cost").
 template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage<kTm>* stage) {
