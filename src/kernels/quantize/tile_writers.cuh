@@ -611,7 +611,9 @@ __device__ void transpose_row_codes(const Tile& t, const uint4* tile, CodeStage<
 // lane's end-chunk stores, yet every layout that took the ends apart (a
 // pass of their own, a thread's chunk kept as it steps rows, live chunks
 // only) measured slower on fp8 (docs/PERF.md, "what misaligned group
-// starts cost").
+// starts cost"); runs of m-tiles a CTA, whose shared end chunks were
+// completed in shared memory and stored whole, gained on a few random rows
+// but slowed the rest, uniform routing too ("runs of m-tiles a CTA").
 template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage<kTm>* stage) {
