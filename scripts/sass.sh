@@ -36,7 +36,7 @@ fi
 
 # Kernels start at a "Function :" line; keep the matching ones.
 "$cuobjdump" -sass "$file" | awk -v pattern="$pattern" -v count=$count '
-  /Function : / { name = $3; keep = name ~ pattern; if (keep && !count) print; n[name] = 0; next }
+  /Function : / { name = $3; keep = name ~ pattern; if (keep) n[name] = 0; if (keep && !count) print; next }
   keep && /^ +\/\*[0-9a-f]+\*\// { if (count) n[name]++; else print; next }
   keep && !count { print }
-  END { if (count) for (k in n) if (k ~ pattern) printf "%8d %s\n", n[k], k }'
+  END { if (count) for (k in n) printf "%8d %s\n", n[k], k }'
