@@ -389,32 +389,24 @@ __device__ inline void store_byte_range(uint8_t* chunk, const uint32_t* words, i
   }
 }
 
-// Output elements [lo, hi) (0 <= lo < hi <= elements a chunk) of the
-// 16-byte chunk at `chunk` (16-byte aligned) from its codes `words`: one
-// vector store when the range is the whole chunk. Otherwise, for e2m1, the
-// halves of the end bytes that the range shares with a neighbour take
-// nibble atomics and the bytes between leave in aligned pieces. Byte by
-// byte, as store_word goes, each byte took a three-way branch; the pieces
-// measured 1.03-1.08x on nvfp4 under random and skewed routing
-// (docs/PERF.md). fp8 keeps store_codes' words and bytes: there the pieces
-// measured 0.93-1.14x, faster or slower by preset and token count, with no
-// rule on static facts.
-template <int kBits>
-__device__ void store_chunk_range(uint8_t* chunk, const uint32_t* words, int lo, int hi) {
-  constexpr int kPerChunk = 128 / kBits;
-  if (lo == 0 && hi == kPerChunk) {
+// e2m1 elements [lo, hi) (0 <= lo < hi <= 32) of the 16-byte chunk at
+// `chunk` (16-byte aligned) from its codes `words`: one vector store when
+// the range is the whole chunk. Otherwise the halves of the end bytes that
+// the range shares with a neighbour take nibble atomics and the bytes
+// between leave in aligned pieces. Byte by byte, as store_word goes, each
+// byte took a three-way branch; the pieces measured 1.03-1.08x on nvfp4
+// under random and skewed routing (docs/PERF.md). (fp8 end chunks leave a
+// byte a lane, store_end_bytes in tile_writers.cuh.)
+__device__ inline void store_e2m1_chunk_range(uint8_t* chunk, const uint32_t* words, int lo,
+                                              int hi) {
+  if (lo == 0 && hi == 32) {
     *reinterpret_cast<uint4*>(chunk) = make_uint4(words[0], words[1], words[2], words[3]);
     return;
   }
-  if constexpr (kBits == 8) {
-    const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
-    store_codes<8, kPerChunk>(chunk, words, below_hi & ~((1u << lo) - 1u));
-  } else {
-    const auto byte_of = [&](int b) { return (chunk_word(words, b / 4) >> (8 * (b % 4))) & 0xFFu; };
-    if (lo & 1) set_nibble(chunk + lo / 2, true, byte_of(lo / 2) >> 4);
-    if (hi & 1) set_nibble(chunk + hi / 2, false, byte_of(hi / 2) & 0xFu);
-    store_byte_range(chunk, words, (lo + 1) / 2, hi / 2);
-  }
+  const auto byte_of = [&](int b) { return (chunk_word(words, b / 4) >> (8 * (b % 4))) & 0xFFu; };
+  if (lo & 1) set_nibble(chunk + lo / 2, true, byte_of(lo / 2) >> 4);
+  if (hi & 1) set_nibble(chunk + hi / 2, false, byte_of(hi / 2) & 0xFu);
+  store_byte_range(chunk, words, (lo + 1) / 2, hi / 2);
 }
 
 }  // namespace gg::quantize

@@ -13,11 +13,12 @@
 //               after a barrier the warps copy both out: code rows in
 //               16-byte stores, as they are where every row of the tile
 //               starts on 16 bytes, else shifted to the output's alignment
-//               (group starts need not be aligned), with the bytes shared
-//               with another group (odd starts of e2m1 rows) set nibble-wise
-//               with atomics, so neighbours and untouched tokens keep their
-//               bits, as in the reference; scales a lane per block, so a
-//               warp's bytes share a few lines.
+//               (group starts need not be aligned), the chunks a row shares
+//               with its neighbours apart (fp8 a byte a lane), with the
+//               bytes shared with another group (odd starts of e2m1 rows)
+//               set nibble-wise with atomics, so neighbours and untouched
+//               tokens keep their bits, as in the reference; scales a lane
+//               per block, so a warp's bytes share a few lines.
 //   rowwise:    a thread takes a run of 32 elements of a token's row, takes
 //               the amax of each block in it (or shares a 1x128 block's
 //               with the row's other runs by shuffles), decides the block
@@ -596,24 +597,77 @@ __device__ void transpose_row_codes(const Tile& t, const uint4* tile, CodeStage<
   }
 }
 
+// The fp8 codes of a tile's output rows that share a 16-byte chunk with
+// another tile (rows starting off a chunk), after the whole chunks: a lane
+// a byte, a half warp or a warp a row, so that a warp's byte stores fall on
+// the end chunks of one or two rows and every lane whose byte exists
+// stores, where a chunk's piecewise stores in the whole chunks' loop left
+// all but one lane of a warp idle. A row's first `left` and last `right`
+// tokens are its end bytes (left to the first chunk boundary, right past
+// the last whole chunk; 16 together in a full tile). Where all rows start
+// alike (the row length a multiple of 16) a thread keeps one token down its
+// rows; else lane j takes left byte j < 15 or right byte 30 - j of each
+// row, if the row has it.
+template <int kTm>
+__device__ void store_end_bytes(const OutputParams& out, const Tile& t, int64_t matrix,
+                                const CodeStage<kTm>* stage) {
+  constexpr int kThreads = kThreadsOf<kTm>;
+  constexpr int kRowBytes = kTm;  // of a code row
+  // The end bytes of the row whose first token is element `first`.
+  const auto ends = [&](int64_t first, int* left, int* right) {
+    const int skew = static_cast<int>(static_cast<uint64_t>(first) & 15u);
+    *left = skew == 0 ? 0 : min(t.rows, 16 - skew);
+    *right = (t.rows - *left) & 15;
+  };
+  int64_t first = matrix * out.matrix_stride + t.k0 * out.row_stride + t.token0;
+  const bool one_skew = out.row_stride % 16 == 0;
+  int split = 15, width = 30;  // jobs j < split are left bytes, the others right ones
+  if (one_skew) ends(first, &split, &width), width += split;
+  const int lane_bits = width <= 16 ? 4 : 5;  // a row's jobs: 16 or 32 lanes
+  const int j = static_cast<int>(threadIdx.x) & ((1 << lane_bits) - 1);
+  if (j >= width) return;
+  const bool in_left = j < split;
+  const int token = in_left ? j : t.rows - (width - j);
+  int k = static_cast<int>(threadIdx.x) >> lane_bits;
+  const int row_step = kThreads >> lane_bits;
+  first += k * out.row_stride;
+  const int64_t first_step = row_step * out.row_stride;
+  const uint8_t* codes = reinterpret_cast<const uint8_t*>(stage->codes);
+#pragma unroll 1
+  for (; k < t.cols; k += row_step, first += first_step) {
+    if (!one_skew) {  // the row's own ends
+      int left = 0, right = 0;
+      ends(first, &left, &right);
+      if (in_left ? j >= left : width - j > right) continue;
+    }
+    // code_index's chunk permutation, in bytes.
+    const int code = k * kRowBytes + ((((token >> 4) ^ (k >> 1)) & (kRowBytes / 16 - 1)) << 4) +
+                     (token & 15);
+    out.data[first + token] = codes[code];
+  }
+}
+
 // The code rows of a tile to the columnwise output. Where every output row
 // of the tile starts on a 16-byte chunk (the usual case: group starts and
 // the row length multiples of 16 tokens, or 32 for e2m1), a code chunk is
 // an output chunk and goes out as it is. Otherwise a thread takes one
 // 16-byte chunk of an output row, aligned in memory (group starts are not):
 // its four words take the code bits that land in them, shifted by the row's
-// misalignment, and leave in one vector store unless the chunk holds the
-// group's first or last tokens (store_chunk_range). Its (row, chunk)
-// advances by a constant per job, carried by hand rather than divided out.
-// Code words before or past the row's are read from within the row (the
-// chunk index wraps): their bits fall on elements outside the group, which
-// the store leaves alone. Most warp passes of this loop wait through some
-// lane's end-chunk stores, yet every layout that took the ends apart (a
-// pass of their own, a thread's chunk kept as it steps rows, live chunks
-// only) measured slower on fp8 (docs/PERF.md, "what misaligned group
-// starts cost"); runs of m-tiles a CTA, whose shared end chunks were
-// completed in shared memory and stored whole, gained on a few random rows
-// but slowed the rest, uniform routing too ("runs of m-tiles a CTA").
+// misalignment, and leave in one vector store if the chunk lies inside the
+// tile's tokens. Its (row, chunk) advances by a constant per job, carried
+// by hand rather than divided out. Code words before or past the row's are
+// read from within the row (the chunk index wraps): their bits fall on
+// elements outside the group, which no store writes. A row's end chunks,
+// which it shares with the tile before or after, leave apart: fp8 a byte a
+// lane after the loop (store_end_bytes), 1.02-1.15x on fp8 under random
+// routing against storing them in the loop (docs/PERF.md, "fp8 end bytes a
+// lane each"); e2m1 in the loop, in aligned pieces with nibble atomics
+// (store_e2m1_chunk_range). Before that, three layouts that took the ends
+// apart (a pass of their own a row a lane, a thread's chunk kept as it
+// steps rows, live chunks only) measured slower on fp8 ("what misaligned
+// group starts cost"), and runs of m-tiles a CTA, whose shared end chunks
+// were completed in shared memory, gained on a few random rows but slowed
+// the rest ("runs of m-tiles a CTA").
 template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage<kTm>* stage) {
@@ -668,7 +722,10 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
       if (k >= t.cols) break;
     }
     const int skew = static_cast<int>(static_cast<uint64_t>(first) % kPerChunk);
-    if (c * kPerChunk >= skew + t.rows) continue;
+    const int lo = max(0, skew - c * kPerChunk);
+    const int hi = min(kPerChunk, skew + t.rows - c * kPerChunk);
+    // fp8: only whole chunks here; a row's end bytes leave in store_end_bytes.
+    if (hi <= 0 || (kBits == 8 && (lo > 0 || hi < kPerChunk))) continue;
     const int bit0 = 128 * c - skew * kBits;  // code bit of the chunk's first bit (may be < 0)
     const int w0 = bit0 >> 5;
     const int shift = bit0 & 31;
@@ -693,11 +750,14 @@ __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int6
     uint32_t words[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) words[i] = __funnelshift_r(code_words[i], code_words[i + 1], shift);
-    const int lo = max(0, skew - c * kPerChunk);
-    const int hi = min(kPerChunk, skew + t.rows - c * kPerChunk);
-    store_chunk_range<kBits>(code_byte<kBits>(out.data, first - skew + c * kPerChunk), words,
-                             lo, hi);
+    uint8_t* chunk = code_byte<kBits>(out.data, first - skew + c * kPerChunk);
+    if constexpr (kBits == 8) {
+      *reinterpret_cast<uint4*>(chunk) = make_uint4(words[0], words[1], words[2], words[3]);
+    } else {
+      store_e2m1_chunk_range(chunk, words, lo, hi);
+    }
   }
+  if constexpr (kBits == 8) store_end_bytes<kTm>(out, t, matrix, stage);
 }
 
 // The columnwise byte scales of a tile (mxfp8, nvfp4), staged by
