@@ -622,7 +622,11 @@ __device__ void store_end_bytes(const OutputParams& out, const Tile& t, int64_t 
   int64_t first = matrix * out.matrix_stride + t.k0 * out.row_stride + t.token0;
   const bool one_skew = out.row_stride % 16 == 0;
   int split = 15, width = 30;  // jobs j < split are left bytes, the others right ones
-  if (one_skew) ends(first, &split, &width), width += split;
+  if (one_skew) {
+    int right = 0;
+    ends(first, &split, &right);
+    width = split + right;
+  }
   const int lane_bits = width <= 16 ? 4 : 5;  // a row's jobs: 16 or 32 lanes
   const int j = static_cast<int>(threadIdx.x) & ((1 << lane_bits) - 1);
   if (j >= width) return;
@@ -659,15 +663,15 @@ __device__ void store_end_bytes(const OutputParams& out, const Tile& t, int64_t 
 // read from within the row (the chunk index wraps): their bits fall on
 // elements outside the group, which no store writes. A row's end chunks,
 // which it shares with the tile before or after, leave apart: fp8 a byte a
-// lane after the loop (store_end_bytes), 1.02-1.15x on fp8 under random
-// routing against storing them in the loop (docs/PERF.md, "fp8 end bytes a
-// lane each"); e2m1 in the loop, in aligned pieces with nibble atomics
-// (store_e2m1_chunk_range). Before that, three layouts that took the ends
-// apart (a pass of their own a row a lane, a thread's chunk kept as it
-// steps rows, live chunks only) measured slower on fp8 ("what misaligned
-// group starts cost"), and runs of m-tiles a CTA, whose shared end chunks
-// were completed in shared memory, gained on a few random rows but slowed
-// the rest ("runs of m-tiles a CTA").
+// lane after the loop (store_end_bytes), 1.04-1.18x on 11 of 12 fp8 rows
+// under random routing against storing them in the loop (docs/PERF.md, "fp8
+// end bytes a lane each"); e2m1 in the loop, in aligned pieces with nibble
+// atomics (store_e2m1_chunk_range). Before that, three layouts that took
+// the ends apart (a pass of their own a row a lane, a thread's chunk kept
+// as it steps rows, live chunks only) measured slower on fp8 ("what
+// misaligned group starts cost"), and runs of m-tiles a CTA, whose shared
+// end chunks were completed in shared memory, gained on a few random rows
+// but slowed the rest ("runs of m-tiles a CTA").
 template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage<kTm>* stage) {
