@@ -349,10 +349,13 @@ __device__ void store_codes(uint8_t* bytes, const uint32_t* words, uint32_t vali
   }
 }
 
-// Word i (0-3) of a chunk's codes, by selects rather than an index that
-// would put the caller's words in local memory.
-__device__ inline uint32_t chunk_word(const uint32_t* words, int i) {
-  return (i & 2) ? ((i & 1) ? words[3] : words[2]) : ((i & 1) ? words[1] : words[0]);
+// A chunk's codes from byte b (0-15) on, in the low bits: word b / 4 by
+// selects rather than an index that would put the caller's words in local
+// memory, less its bytes before b.
+__device__ inline uint32_t chunk_bits(const uint32_t* words, int b) {
+  const uint32_t word =
+      (b & 8) ? ((b & 4) ? words[3] : words[2]) : ((b & 4) ? words[1] : words[0]);
+  return word >> (8 * (b & 3));
 }
 
 // Bytes [a, b) of the 16-byte chunk at `chunk` (16-byte aligned) from its
@@ -368,7 +371,7 @@ __device__ inline void store_byte_range(uint8_t* chunk, const uint32_t* words, i
                                        : make_uint2(words[0], words[1]);
       return;
     }
-    const uint32_t bits = chunk_word(words, at / 4) >> (8 * (at & 3));
+    const uint32_t bits = chunk_bits(words, at);
     if (size == 4) *reinterpret_cast<uint32_t*>(p) = bits;
     else if (size == 2) *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>(bits);
     else *p = static_cast<uint8_t>(bits);
@@ -403,9 +406,8 @@ __device__ inline void store_e2m1_chunk_range(uint8_t* chunk, const uint32_t* wo
     *reinterpret_cast<uint4*>(chunk) = make_uint4(words[0], words[1], words[2], words[3]);
     return;
   }
-  const auto byte_of = [&](int b) { return (chunk_word(words, b / 4) >> (8 * (b % 4))) & 0xFFu; };
-  if (lo & 1) set_nibble(chunk + lo / 2, true, byte_of(lo / 2) >> 4);
-  if (hi & 1) set_nibble(chunk + hi / 2, false, byte_of(hi / 2) & 0xFu);
+  if (lo & 1) set_nibble(chunk + lo / 2, true, chunk_bits(words, lo / 2) >> 4);
+  if (hi & 1) set_nibble(chunk + hi / 2, false, chunk_bits(words, hi / 2));
   store_byte_range(chunk, words, (lo + 1) / 2, hi / 2);
 }
 
