@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Times one groupgemm bench command on two builds in the same call, so that
+# a change is measured against its base on the same GPU at the same time:
+# the commit <base> (its tree, by git archive) and the working tree, each
+# built in Release for this GPU only (build/ab/base, build/ab/head), then the
+# command run AB_ROUNDS times (default 2) on each build, alternating. Prints
+# a table last: each row's times on both builds and its speed, the base's
+# best time over the working tree's best (above 1: the working tree is
+# faster). Rows are read from the command's table: the columns before "ms"
+# name a row.
+#   scripts/ab_bench.sh <base> <groupgemm subcommand and arguments...>
+#   e.g. scripts/ab_bench.sh HEAD bench-quantize --routing random --tokens 16384,65536
+# Every run's output goes to $OUT (or build/ab/logs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base=${1:?usage: scripts/ab_bench.sh <base> <groupgemm subcommand and arguments...>}
+shift
+[ $# -gt 0 ] || { echo "ab_bench: no groupgemm command given" >&2; exit 2; }
+rounds=${AB_ROUNDS:-2}
+logs=${OUT:-$PWD/build/ab/logs}
+command -v nvidia-smi > /dev/null || { echo "ab_bench: needs a GPU (no nvidia-smi)" >&2; exit 2; }
+mkdir -p "$logs" build/ab
+capability=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
+arch=${capability/./}
+[ "$arch" = 90 ] && arch=90a  # the sm90 path needs the arch-specific target
+rm -rf build/ab/base-src
+mkdir -p build/ab/base-src
+git archive "$base" | tar -x -C build/ab/base-src
+build() {  # build <source> <build dir>
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="$arch-real" -DGROUPGEMM_BUILD_BENCHMARKS=OFF > "$2.log" 2>&1 &&
+    cmake --build "$2" -j"$(( ($(nproc) + 1) / 2 ))" --target groupgemm_cli >> "$2.log" 2>&1
+}
+build build/ab/base-src build/ab/base & base_build=$!
+build . build/ab/head & head_build=$!
+status=0
+wait $base_build || { echo "ab_bench: the build of $base failed (build/ab/base.log)" >&2; status=1; }
+wait $head_build || { echo "ab_bench: the build of the working tree failed (build/ab/head.log)" >&2; status=1; }
+[ $status -eq 0 ] || exit 1
+
+for round in $(seq "$rounds"); do
+  for side in base head; do
+    echo "== $side, round $round: groupgemm $*"
+    build/ab/$side/src/cli/groupgemm "$@" | tee "$logs/$side-$round.txt"
+  done
+done
+
+python3 - "$logs" "$rounds" "$base" <<'EOF'
+import sys
+logs, rounds, base = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+times = {"base": {}, "head": {}}
+order = []
+for side in times:
+    for r in range(1, rounds + 1):
+        ms_column = None
+        for line in open(f"{logs}/{side}-{r}.txt"):
+            fields = line.split()
+            if fields[:1] == ["preset"] and "ms" in fields:  # a table's header
+                ms_column = fields.index("ms")
+                continue
+            if ms_column is None or len(fields) <= ms_column:
+                continue
+            try:
+                ms = float(fields[ms_column])
+            except ValueError:
+                continue
+            key = " ".join(fields[:ms_column])
+            if key not in times[side]:
+                times[side][key] = []
+                if side == "base":
+                    order.append(key)
+            times[side][key].append(ms)
+print(f"\n=== {base} (base) against the working tree (head), {rounds} runs each")
+print(f"{'row':<56} {'base ms':>17} {'head ms':>17} {'speed':>7}")
+span = lambda v: f"{min(v):.3f}-{max(v):.3f}" if min(v) != max(v) else f"{v[0]:.3f}"
+for key in order:
+    b, h = times["base"][key], times["head"].get(key)
+    if not h:
+        print(f"{key:<56} {span(b):>17} {'(missing)':>17}")
+        continue
+    print(f"{key:<56} {span(b):>17} {span(h):>17} {min(b) / min(h):>6.2f}x")
+EOF
