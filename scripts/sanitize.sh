@@ -4,18 +4,24 @@
 # "Small" (bit-exact small-integer products, bad device sizes, graph replays
 # with changed sizes): small enough that the slow tools stay quick, and they
 # reach the kernels' edges (partial tiles, empty groups, clamped sizes).
-# Prints one summary line per tool; exits non-zero when a tool reports an
-# error, a test fails, or no test ran at all (nothing was checked).
+# Each suite's cases are split into GG_SANITIZE_SHARDS gtest shards (default:
+# half the CPU cores, at most 8) run side by side on the one GPU: the tools
+# spend most of their time on the host, one process at a time leaves the GPU
+# idle, and racecheck over the GEMM cases alone otherwise takes over 8 minutes.
+# Prints one summary line per suite and tool; exits non-zero when a tool
+# reports an error, a test fails, or no test ran at all (nothing was checked).
 #   scripts/sanitize.sh <build-dir>
 # GG_SANITIZE_FILTER overrides the gtest filter, GG_SANITIZE_TOOLS the tools.
 # Both GPU suites (GEMM and quantize) run. Full logs go to
-# <build-dir>/sanitize-logs/<suite>-<tool>.log.
+# <build-dir>/sanitize-logs/<suite>-<tool>-<shard>.log.
 set -uo pipefail
 
 build=${1:?usage: scripts/sanitize.sh <build-dir>}
 binaries="$build/tests/gpu/gg_gpu_gemm_tests $build/tests/gpu/gg_gpu_quantize_tests"
 filter=${GG_SANITIZE_FILTER:-*Small*}
 tools=${GG_SANITIZE_TOOLS:-memcheck racecheck synccheck}
+cores=$(nproc)
+shards=${GG_SANITIZE_SHARDS:-$(( cores / 2 < 1 ? 1 : (cores / 2 > 8 ? 8 : cores / 2) ))}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
 for binary in $binaries; do
@@ -31,23 +37,39 @@ fi
 logs=$build/sanitize-logs
 mkdir -p "$logs"
 
-count() {  # count <log> <PASSED|FAILED|SKIPPED>: gtest's final tally, 0 if absent
-  grep -oE "^\[  $2 +\] [0-9]+ test" "$1" | grep -oE "[0-9]+" | tail -1 || true
+total() {  # total <pattern> <logs...>: the sum over the logs of the number <pattern> captures
+  local pattern=$1; shift
+  cat "$@" | sed -nE "s/$pattern/\1/p" | awk '{ sum += $1 } END { print sum + 0 }'
 }
 
 failed_tools=0
 for binary in $binaries; do
 for tool in $tools; do
-  log=$logs/$(basename "$binary")-$tool.log
+  prefix=$logs/$(basename "$binary")-$tool
   options=(--tool "$tool" --error-exitcode 99)
   [ "$tool" = memcheck ] && options+=(--leak-check full)
   start=$SECONDS
-  "$sanitizer" "${options[@]}" "$binary" --gtest_filter="$filter" >"$log" 2>&1
-  rc=$?
-  passed=$(count "$log" PASSED); passed=${passed:-0}
-  failed=$(count "$log" FAILED); failed=${failed:-0}
-  skipped=$(count "$log" SKIPPED); skipped=${skipped:-0}
-  summary=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | sed -E 's/^=+ *//')
+  rm -f "$prefix"-*.log
+  pids=()
+  for shard in $(seq 0 $((shards - 1))); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard \
+      "$sanitizer" "${options[@]}" "$binary" --gtest_filter="$filter" >"$prefix-$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  rc=0
+  for pid in "${pids[@]}"; do
+    wait "$pid"
+    shard_rc=$?
+    # A sanitizer error outranks any other failure in the verdict.
+    if [ "$shard_rc" -eq 99 ] || [ "$rc" -eq 0 ]; then rc=$shard_rc; fi
+  done
+  shard_logs=("$prefix"-*.log)
+  # gtest's final tallies, and the sanitizer's reports (errors or hazards).
+  passed=$(total '^\[  PASSED  \] ([0-9]+) test.*' "${shard_logs[@]}")
+  failed=$(total '^\[  FAILED  \] ([0-9]+) test.*' "${shard_logs[@]}")
+  skipped=$(total '^\[  SKIPPED \] ([0-9]+) test.*' "${shard_logs[@]}")
+  reports=$(total '^=+ [A-Z]+ SUMMARY: ([0-9]+) .*' "${shard_logs[@]}")
+  summaries=$(grep -hcE "(ERROR|RACECHECK) SUMMARY" "${shard_logs[@]}" | awk '{ n += $1 } END { print n + 0 }')
   if [ "$rc" -eq 0 ] && [ "$passed" -gt 0 ]; then
     verdict=PASS
   elif [ "$rc" -eq 0 ]; then
@@ -57,12 +79,13 @@ for tool in $tools; do
   else
     verdict="FAIL(rc=$rc)"
   fi
-  printf '%-22s %-10s %-24s %s; tests: %s passed, %s failed, %s skipped; %ss\n' "$(basename "$binary")" "$tool" "$verdict" \
-    "${summary:-no sanitizer summary}" "$passed" "$failed" "$skipped" "$((SECONDS - start))"
+  printf '%-22s %-10s %-24s %s reported in %s of %s shards; tests: %s passed, %s failed, %s skipped; %ss\n' \
+    "$(basename "$binary")" "$tool" "$verdict" "$reports" "$summaries" "$shards" \
+    "$passed" "$failed" "$skipped" "$((SECONDS - start))"
   if [ "$verdict" != PASS ]; then
     failed_tools=$((failed_tools + 1))
-    # The first reports say where to look; the full log has the rest.
-    grep -E "^========= |^\[  FAILED  \] [^0-9]|no CUDA device" "$log" |
+    # The first reports say where to look; the full logs have the rest.
+    grep -hE "^========= |^\[  FAILED  \] [^0-9]|no CUDA device" "${shard_logs[@]}" |
       sed -E 's/ \([0-9]+ ms\)$//' | awk '!seen[$0]++' | head -20 | sed 's/^/    /'
   fi
 done
