@@ -15,12 +15,12 @@
 // (PlatformStream<cudaStream_t>), never synchronize, and are registered
 // command-buffer compatible. The ragged-M rows past the last group, which
 // jax.lax.ragged_dot defines as zeros, are written by the GEMM launch itself
-// (GG_GEMM_ZERO_UNUSED_ROWS). Before the library runs, a memset clears what
-// of the workspace must start at zero: the quantizer's accumulators, and the
+// (GG_GEMM_ZERO_UNUSED_ROWS). Before the library runs, a memset clears the
 // flags word when the caller reads this call's GG_DEVICE_* flags (attribute
-// `flags`; the *_with_flags functions). A GEMM's own scratch is written by
-// the launch that reads it, and flags nobody reads may hold anything, so a
-// product without flags launches the library's kernels and nothing else.
+// `flags`; the *_with_flags functions). The library's own scratch needs no
+// clearing (a launch writes or zeroes what it reads), and flags nobody reads
+// may hold anything, so a call without flags launches the library's work and
+// nothing else.
 // The CPU handlers run the library's reference on host buffers, by the same
 // rules.
 //
@@ -249,21 +249,10 @@ gg_status run_library(const gg_quantize_desc& desc, void* workspace, size_t byte
 // handler starts the library's workspace at the first aligned byte.
 constexpr uintptr_t kWorkspaceAlignment = 256;
 
-// Bytes at the start of the library's workspace that must be zero before it
-// runs: the quantizer's flags and accumulators, all of its workspace; a
-// GEMM's flags word when they are read, else none.
-size_t bytes_to_clear(const gg_gemm_desc&, size_t, bool flags) {
-  return flags ? sizeof(uint32_t) : 0;
-}
-
-size_t bytes_to_clear(const gg_quantize_desc&, size_t workspace_bytes, bool) {
-  return workspace_bytes;
-}
-
-// Zeroes what bytes_to_clear names (a memset, none when nothing), then
-// runs the descriptor, all on `stream`. When the flags are read, the flags
-// word the library leaves at the start of its aligned workspace is copied to
-// the buffer's first word, where the Python side reads it.
+// Runs the descriptor on `stream`. When the flags are read, a memset zeroes
+// the flags word first, and the word the library leaves at the start of its
+// aligned workspace is copied afterwards to the buffer's first word, where
+// the Python side reads it.
 template <typename Desc>
 ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, bool flags, cudaStream_t stream) {
   char* base = static_cast<char*>(workspace.untyped_data());
@@ -276,10 +265,9 @@ ffi::Error run_cuda(const Desc& desc, ffi::AnyBuffer workspace, bool flags, cuda
   }
   char* library_workspace = base + skip;
   const size_t library_bytes = workspace.size_bytes() - skip;
-  const size_t clear = bytes_to_clear(desc, library_bytes, flags);
-  if (clear != 0) {
-    ffi::Error e = cuda_error(cudaMemsetAsync(library_workspace, 0, clear, stream),
-                              "zeroing the workspace");
+  if (flags) {
+    ffi::Error e = cuda_error(cudaMemsetAsync(library_workspace, 0, sizeof(uint32_t), stream),
+                              "zeroing the flags");
     if (e.failure()) return e;
   }
   ffi::Error e = status_error(run_library(desc, library_workspace, library_bytes,

@@ -44,9 +44,9 @@ namespace gg {
 // Grouped quantize on the GPU (kernels/quantize/): one kernel for every GPU
 // path, sm_80 and later, every format the reference quantizes. Alignment:
 // none beyond the element size (vector loads and word stores are used where
-// the addresses allow). Scratch: 16 + 4 (G + 1) bytes (amax words and a
-// counter, left zeroed by every run: the workspace must be zero-filled before
-// its first use, as for every path).
+// the addresses allow). Scratch: 4 (G + 1) bytes of amax words, which a
+// run zeroes itself (a memset): whatever another launch sharing the
+// workspace left there does not matter.
 size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc);
 gg_status gpu_quantize_run(const gg_quantize_desc& desc, void* workspace, cudaStream_t stream);
 

@@ -70,7 +70,8 @@ class QuantizeGpuCase {
 
   std::string label() const;
 
-  // Poisons every output on the host and the device.
+  // Poisons every output on the host and the device, and the workspace
+  // past its flags.
   void poison_outputs();
   // Enqueues the GPU call; false (with the status and message) on failure.
   ::testing::AssertionResult launch(cudaStream_t stream);

@@ -3,7 +3,8 @@
 // input; edge group sizes (0, 1, 31, 33, 127, 128, 129, unaligned starts,
 // one hot group, all empty, G = 1, G = 256, sum < M); stacked weights with
 // 128 x 128 blocks; NaN, infinities, zeros and subnormals; bad device sizes
-// clamped and flagged; repeated runs (the workspace must come back clean);
+// clamped and flagged; repeated runs on one workspace, whose scratch holds
+// poison before every run (as a GEMM launch sharing it leaves it);
 // and CUDA graphs replayed after the sizes changed on the device. The plan's
 // three tile heights (64, 128 and 256 tokens, by the average group) each
 // take every format with sizes at their tile edges, bad sizes and a graph
@@ -248,8 +249,9 @@ TEST_P(Quantize, AmaxOnly) {
   expect_correct(s, 2);
 }
 
-// Runs back to back on one workspace: the amax words the first run used must
-// be clean for the second, and the results the same.
+// Runs back to back on one workspace, its scratch poisoned in between: the
+// amax words the first run left must not reach the second, and the results
+// are the same.
 TEST_P(Quantize, SmallRepeatedRunsOnOneWorkspace) {
   for (const QuantizeFormatSpec& f :
        {QuantizeFormatSpec{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP},

@@ -38,10 +38,10 @@
 // sm_90+ the quantize launch is the amax launch's programmatic dependent:
 // its CTAs take each SM as the amax CTAs leave it, and wait for the whole
 // amax launch (griddepcontrol.wait) before their first read. It reads the
-// maxima; its CTA 0 writes the amax output, the fp32 scales and the flags,
-// and its last CTA to finish (a counter in the workspace) zeroes the words
-// and the counter, so the next call (or graph replay) starts clean without
-// a memset launch.
+// maxima; its CTA 0 writes the amax output, the fp32 scales and the flags.
+// The maxima's words are zeroed by a memset before the amax launch: a
+// workspace may be shared with other launches (GEMMs write their own
+// records there), so the words cannot be left zeroed by the last run.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -383,21 +383,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     }
     const uint32_t warp = warp_max(max_bits<kIn>(tensor_amax));
     if (threadIdx.x % 32 == 0 && warp != 0) atomicMax(p.amax_bits + p.groups, warp);
-    return;
   }
-  if (!p.amax_pass) return;
-  // The last CTA out zeroes the amax words and the counter for the next call.
-  __shared__ bool last;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(p.done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  for (int64_t g = threadIdx.x; g <= p.groups; g += kThreads) p.amax_bits[g] = 0;
-  if (threadIdx.x == 0) *p.done = 0;
 }
 
 template <gg_dtype kIn, Pass kPass, int kTm>
@@ -442,7 +428,10 @@ template <gg_dtype kIn, int kTm>
 cudaError_t launch_passes(const QuantizeParams& params, int sm_count, cudaStream_t stream) {
   const int64_t bound = max_tiles(params);
   if (params.amax_pass) {
-    const cudaError_t error = launch<kIn, Pass::kAmax, kTm>(params, bound, sm_count, stream);
+    cudaError_t error = cudaMemsetAsync(params.amax_bits, 0,
+                                        quantize_scratch_bytes(params.groups), stream);
+    if (error != cudaSuccess) return error;
+    error = launch<kIn, Pass::kAmax, kTm>(params, bound, sm_count, stream);
     if (error != cudaSuccess) return error;
   }
   if (columnwise_codes_are_rowwise(params)) {

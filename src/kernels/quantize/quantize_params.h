@@ -50,12 +50,11 @@ struct QuantizeParams {
   OutputParams columnwise;
   float* amax;  // per-group amax output, or null
 
-  // Workspace: the GG_DEVICE_* flags word, the per-group amax accumulators
-  // (fp32 bits; entry `groups` is the tensor's) and the count of finished
-  // quantize CTAs, whose last one zeroes the accumulators for the next call.
+  // Workspace: the GG_DEVICE_* flags word and the per-group amax
+  // accumulators (fp32 bits; entry `groups` is the tensor's), zeroed by a
+  // memset before the amax launch.
   uint32_t* flags;
   uint32_t* amax_bits;
-  uint32_t* done;
   bool amax_pass;  // the amax launch runs first (some output or amax needs it)
   // sm_90+: the quantize launch is the amax launch's programmatic dependent
   // (quantize_kernel.cuh's launch).
@@ -71,9 +70,9 @@ inline bool columnwise_codes_are_rowwise(const QuantizeParams& p) {
          p.rowwise.dtype == p.columnwise.dtype && p.rowwise.extent == p.columnwise.extent;
 }
 
-// Scratch past the flags: the counter (padded to 16 bytes), then G + 1 words.
+// Scratch past the flags: the G + 1 amax words.
 inline size_t quantize_scratch_bytes(int32_t groups) {
-  return 16 + 4 * (static_cast<size_t>(groups) + 1);
+  return 4 * (static_cast<size_t>(groups) + 1);
 }
 
 }  // namespace gg::quantize

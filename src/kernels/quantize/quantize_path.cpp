@@ -104,8 +104,7 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.amax = d.amax;
   char* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
   p.flags = workspace_flags(workspace);
-  p.done = reinterpret_cast<uint32_t*>(scratch);
-  p.amax_bits = reinterpret_cast<uint32_t*>(scratch + 16);
+  p.amax_bits = reinterpret_cast<uint32_t*>(scratch);
   p.amax_pass = d.amax != nullptr || (d.rowwise.data != nullptr && d.rowwise.scale_extent != GG_SCALE_NONE) ||
                 (d.columnwise.data != nullptr && d.columnwise.scale_extent != GG_SCALE_NONE);
   p.dependent_launch = p.amax_pass && device.compute_capability >= 90;
