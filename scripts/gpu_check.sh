@@ -2,7 +2,7 @@
 # One call on a GPU machine checks everything: builds in Release, runs the
 # CPU and GPU tests, the compute-sanitizer runs, the Python tests, and the
 # benchmarks, then prints a short summary table last. Full logs go to $OUT
-# (or ./gpu-check-logs).
+# (or ./gpu-check-logs). Exits non-zero when a step failed.
 #   scripts/gpu_check.sh [all|tests|bench] [groupgemm bench arguments...]
 #     tests: build, tests, sanitizer, Python tests; bench: build, benchmarks.
 set -uo pipefail
@@ -64,4 +64,9 @@ fi
 [ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"
 [ -f "$logs/torch_quantize_bench.log" ] && tail -n 30 "$logs/torch_quantize_bench.log"
 printf '%-13s %s\n' step result
-for name in "${steps[@]}"; do printf '%-13s %s\n' "$name" "${result[$name]}"; done
+failed=0
+for name in "${steps[@]}"; do
+  printf '%-13s %s\n' "$name" "${result[$name]}"
+  [[ ${result[$name]} == PASS* ]] || failed=1
+done
+exit $failed
