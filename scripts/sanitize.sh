@@ -11,13 +11,14 @@
 # Prints one summary line per suite and tool; exits non-zero when a tool
 # reports an error, a test fails, or no test ran at all (nothing was checked).
 #   scripts/sanitize.sh <build-dir>
-# GG_SANITIZE_FILTER overrides the gtest filter, GG_SANITIZE_TOOLS the tools.
-# Both GPU suites (GEMM and quantize) run. Full logs go to
+# GG_SANITIZE_FILTER overrides the gtest filter, GG_SANITIZE_TOOLS the tools,
+# GG_SANITIZE_SUITES the GPU suites (default: gemm quantize). Full logs go to
 # <build-dir>/sanitize-logs/<suite>-<tool>-<shard>.log.
 set -uo pipefail
 
 build=${1:?usage: scripts/sanitize.sh <build-dir>}
-binaries="$build/tests/gpu/gg_gpu_gemm_tests $build/tests/gpu/gg_gpu_quantize_tests"
+suites=${GG_SANITIZE_SUITES:-gemm quantize}
+binaries=$(for suite in $suites; do echo "$build/tests/gpu/gg_gpu_${suite}_tests"; done)
 filter=${GG_SANITIZE_FILTER:-*Small*}
 tools=${GG_SANITIZE_TOOLS:-memcheck racecheck synccheck}
 cores=$(nproc)
