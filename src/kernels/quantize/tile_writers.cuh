@@ -459,14 +459,19 @@ struct CodeStage {
   uint8_t column_scales[kTk][kMaxColumnBlocks<kTm>];
 };
 
-// Word index of word j of code row k: rows of kTm * kBits / 32 words whose
-// 16-byte chunks are permuted by k / 2, so the eight lanes of a store phase
-// (rows 2l or 2l + 1, one offset) hit distinct banks.
+// Code rows' 16-byte chunks are permuted by k / 2, so the eight lanes of a
+// store phase (rows 2l or 2l + 1, one offset) hit distinct banks: where
+// chunk `chunk` of code row k lies in its row.
+template <int kRowChunks>
+__device__ int permuted_chunk(int k, int chunk) {
+  return (chunk ^ (k >> 1)) & (kRowChunks - 1);
+}
+
+// Word index of word j of code row k: rows of kTm * kBits / 32 words.
 template <int kBits, int kTm>
 __device__ int code_index(int k, int j) {
   constexpr int kRowWords = kTm * kBits / 32;
-  constexpr int kRowChunks = kRowWords / 4;
-  return k * kRowWords + ((((j >> 2) ^ (k >> 1)) & (kRowChunks - 1)) << 2) + (j & 3);
+  return k * kRowWords + (permuted_chunk<kRowWords / 4>(k, j >> 2) << 2) + (j & 3);
 }
 
 // The columnwise output of a tile, into the code stage: output rows = K,
@@ -644,8 +649,7 @@ __device__ void store_end_bytes(const OutputParams& out, const Tile& t, int64_t 
       ends(first, &left, &right);
       if (in_left ? j >= left : width - j > right) continue;
     }
-    // code_index's chunk permutation, in bytes.
-    const int code = k * kRowBytes + ((((token >> 4) ^ (k >> 1)) & (kRowBytes / 16 - 1)) << 4) +
+    const int code = k * kRowBytes + (permuted_chunk<kRowBytes / 16>(k, token >> 4) << 4) +
                      (token & 15);
     out.data[first + token] = codes[code];
   }
