@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed")
 
 import groupgemm.torch as ggt  # noqa: E402
 from groupgemm import core  # noqa: E402
+from groupgemm.torch import _workspace  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("lib")
 
@@ -135,6 +136,32 @@ def test_cuda_matches_cpu_ragged(fmt, dtype):
     _assert_same(got.columnwise, want.columnwise, fmt, SIZES, True)
     assert torch.equal(got.amax.cpu().view(torch.int32), want.amax.view(torch.int32))
     assert int(ggt.check("cuda")) == 0
+
+
+# The workspace's first 256 bytes hold the flags; the quantizer's group
+# maxima and the GEMMs' records share the bytes after them.
+_SCRATCH_OFFSET = 256
+
+
+@needs_cuda
+@pytest.mark.parametrize("fmt", ["fp8_e4m3_tensor", "fp8_e5m2_group", "nvfp4_group"])
+def test_cuda_after_gemms_on_the_shared_workspace(fmt):
+    # The device's one workspace serves every op: the GEMMs below leave their
+    # records where the quantizer keeps its group maxima, which it must zero
+    # itself rather than trust to be zero.
+    sizes = _sizes("cuda")
+    x = _input((256, 160)).cuda()
+    w = _input((len(SIZES), 64, 160), seed=3).cuda()
+    ggt.grouped_mm(x, w, sizes)
+    ggt.ragged_k_mm(x, _input((256, 64), seed=4).cuda(), sizes)
+    maxima_bytes = 4 * (len(SIZES) + 1)
+    scratch = _workspace._buffers[x.device][_SCRATCH_OFFSET : _SCRATCH_OFFSET + maxima_bytes]
+    assert scratch.any(), "the GEMMs left the maxima's words zero: the case is not tested"
+    got = ggt.grouped_quantize(x, sizes, rowwise=fmt, columnwise=fmt, amax=True)
+    want = ggt.grouped_quantize(x.cpu(), _sizes("cpu"), rowwise=fmt, columnwise=fmt, amax=True)
+    _assert_same(got.rowwise, want.rowwise, fmt, SIZES, False)
+    _assert_same(got.columnwise, want.columnwise, fmt, SIZES, True)
+    assert torch.equal(got.amax.cpu().view(torch.int32), want.amax.view(torch.int32))
 
 
 @needs_cuda
