@@ -7,10 +7,13 @@
 // input read once; every output byte, block scale, fp32 scale and amax
 // written once) and that bandwidth as a fraction of the device-to-device
 // copy bandwidth measured at the start of the same run (machine_rates.h).
-// The per-group amax output is requested only with the formats whose scale
-// is made from it (fp8 tensor or group scale, nvfp4): those take an amax
-// launch, a second read of the input, which the "traffic" column counts
-// (the fraction of copy bandwidth of the bytes actually read and written).
+// Formats whose scale is made from an amax (fp8 tensor or group scale,
+// nvfp4) take an amax launch, a second read of the input, which the
+// "traffic" column counts (the fraction of copy bandwidth of the bytes
+// actually read and written). The per-group amax output is requested only
+// with group scales, each made from its group's amax; a tensor scale needs
+// the tensor's alone (and without per-group maxima its launches take the
+// groups' rows as one span, plan/quantize_plan.h).
 // Without a GPU it says why and succeeds.
 #include <cuda_runtime_api.h>
 
@@ -122,6 +125,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, 
   make_output(f, tokens, k, false, groups, &rowwise);
   make_output(f, k, tokens, true, groups, &columnwise);
   const bool amax_scaled = f.extent != GG_SCALE_NONE;
+  const bool group_amax = f.extent == GG_SCALE_GROUP;
   DeviceBuffer amax(static_cast<size_t>(groups) * sizeof(float));
 
   gg_quantize_desc desc{};
@@ -135,7 +139,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, 
   desc.input.shape[1] = k;
   desc.rowwise = rowwise.view;
   desc.columnwise = columnwise.view;
-  desc.amax = amax_scaled ? static_cast<float*>(amax.data()) : nullptr;
+  desc.amax = group_amax ? static_cast<float*>(amax.data()) : nullptr;
   desc.path = GG_PATH_AUTO;
   size_t workspace_bytes = 0;
   if (gg_grouped_quantize_workspace_size(&desc, &workspace_bytes) != GG_STATUS_SUCCESS) {
@@ -159,7 +163,7 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, 
   gg_check(workspace.data(), GG_PATH_AUTO, stream, &flags);
   const double bytes = static_cast<double>(
       input.bytes() + rowwise.bytes + columnwise.bytes +
-      (amax_scaled ? static_cast<size_t>(groups) * sizeof(float) : 0));
+      (group_amax ? static_cast<size_t>(groups) * sizeof(float) : 0));
   const double traffic = bytes + (amax_scaled ? static_cast<double>(input.bytes()) : 0.0);
   const double bandwidth = bytes / (ms * 1e-3);
   std::printf("%-16s %8lld  %-16s %9.3f %9.1f %8.3f %8.3f%s\n", preset.name,
@@ -207,7 +211,7 @@ int run_bench_quantize(const std::vector<std::string>& words) {
   std::printf("device: %s; copy bandwidth %.1f GB/s (bytes read + written)\n",
               devices[0].name.c_str(), copy_bytes_per_s * 1e-9);
   std::printf(
-      "grouped quantize, %s input, rowwise + columnwise (+ amax where the scale needs it), "
+      "grouped quantize, %s input, rowwise + columnwise (+ per-group amax for group scales), "
       "%s routing; each figure timed after %d ms of its work\n",
       name_of(kInputTypes, input_type), name_of(kRoutingNames, routing), warm_ms);
   std::printf("%-16s %8s  %-16s %9s %9s %8s %8s\n", "preset", "tokens", "format", "ms", "GB/s",

@@ -8,10 +8,12 @@
 namespace gg {
 
 QuantizePlan plan_quantize(const QuantizeShape& shape) {
-  const int64_t rows_per_group =
-      shape.stacked || shape.groups <= 0 ? shape.rows : shape.rows / shape.groups;
+  const bool whole = shape.stacked || shape.one_span || shape.groups <= 0;
+  const int64_t rows_per_group = whole ? shape.rows : shape.rows / shape.groups;
   QuantizePlan plan{shape, 128,
-                    (shape.stacked ? "matrices of " : "groups average ") +
+                    (shape.stacked    ? "matrices of "
+                     : shape.one_span ? "groups as one span of "
+                                      : "groups average ") +
                         std::to_string(rows_per_group) + " rows"};
   const int input_bytes = shape.input == GG_DTYPE_FP32 ? 4 : 2;
   const bool needs_128 = shape.square_blocks || shape.long_column_blocks;
@@ -64,7 +66,18 @@ QuantizeShape quantize_shape(const gg_quantize_desc& d, int64_t shared_bytes_per
                        has(d.rowwise, GG_BLOCK_128X128) || has(d.columnwise, GG_BLOCK_128X128),
                        has(d.columnwise, GG_BLOCK_1X128),
                        e2m1(d.rowwise) || e2m1(d.columnwise),
-                       shared_bytes_per_block};
+                       shared_bytes_per_block,
+                       codes_ignore_groups(d) && d.amax == nullptr};
+}
+
+bool codes_ignore_groups(const gg_quantize_desc& d) {
+  if (d.group_sizes.sizes == nullptr || d.group_sizes.offsets != nullptr) return false;
+  const auto ignores = [](const gg_tensor& out, bool rowwise) {
+    return out.data == nullptr ||
+           (out.scale_extent != GG_SCALE_GROUP && out.block_scaling != GG_BLOCK_128X128 &&
+            (rowwise || out.block_scaling == GG_BLOCK_NONE));
+  };
+  return ignores(d.rowwise, true) && ignores(d.columnwise, false);
 }
 
 std::string QuantizePlan::describe() const {

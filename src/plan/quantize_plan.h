@@ -27,7 +27,20 @@ struct QuantizeShape {
   bool long_column_blocks;  // a columnwise 1 x 128 output
   bool e2m1_codes;          // an output of e2m1 codes (nvfp4)
   int64_t shared_bytes_per_block;  // the device's: what a CTA may opt in to
+  // Both launches take the groups' rows as one span (codes_ignore_groups,
+  // and no per-group amax asked for): the tiles see one group of M rows.
+  bool one_span = false;
 };
+
+// Whether no requested output's codes or scales depend on where the groups
+// start or end: ragged input placed by the prefix sum of its sizes (no
+// offsets), no group scales, and every output rowwise with blocks along K
+// (within a token) or none, or columnwise without blocks (fp8 under a
+// tensor scale). Then the groups' rows, [0, their clamped sum), code as
+// one group: the quantize launch takes tiles of that span, so a group
+// boundary costs no partial tile and the columnwise rows stay on 16-byte
+// chunks.
+bool codes_ignore_groups(const gg_quantize_desc& desc);
 
 // Shared memory of a quantize CTA whose tiles are `tile_rows` tokens of
 // `input_bytes`-byte elements by 128 (quantize_kernel.cuh checks its layout
@@ -65,6 +78,9 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // columnwise 1 x 128 output keeps 128-token tiles: at 256 it ran 0.91x
 // (each column's block amax then gathers from four of eight chunks), and
 // a 64-token tile would split its blocks.
+//
+// Outputs that ignore the groups (codes_ignore_groups) take the height of
+// one group of M rows.
 //
 // Those figures are for groups of exactly the average. Routed groups
 // spread around it, and at an average of 64 rows half of them spill a few

@@ -4,8 +4,9 @@
 // one hot group, all empty, G = 1, G = 256, sum < M); stacked weights with
 // 128 x 128 blocks; NaN, infinities, zeros and subnormals; bad device sizes
 // clamped and flagged; repeated runs on one workspace, whose scratch holds
-// poison before every run (as a GEMM launch sharing it leaves it);
-// and CUDA graphs replayed after the sizes changed on the device. The plan's
+// poison before every run (as a GEMM launch sharing it leaves it); outputs
+// that ignore the groups, coded as one span of rows; and CUDA graphs
+// replayed after the sizes changed on the device. The plan's
 // three tile heights (64, 128 and 256 tokens, by the average group) each
 // take every format with sizes at their tile edges, bad sizes and a graph
 // replay. Every output sits between guard bands and starts poisoned
@@ -38,6 +39,33 @@ class Quantize : public PathTest<gg_path> {
       q.expect_matches_reference(stream());
       if (::testing::Test::HasFailure()) return;
     }
+  }
+
+  // One captured call, replayed after each of `reroutes` was set on the
+  // device (data reseeded too): nothing about the sizes may be learnt at
+  // capture time.
+  void expect_graph_replays(const QuantizeSpec& spec,
+                            const std::vector<std::vector<int64_t>>& reroutes) {
+    QuantizeGpuCase q(spec, path());
+    SCOPED_TRACE(q.label());
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    check_cuda(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeGlobal),
+               "cudaStreamBeginCapture");
+    const ::testing::AssertionResult launched = q.launch(stream());
+    const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+    ASSERT_TRUE(launched);
+    check_cuda(ended, "cudaStreamEndCapture");
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (size_t round = 0; round <= reroutes.size(); ++round) {
+      SCOPED_TRACE("replay " + std::to_string(round));
+      if (round > 0) q.resize(reroutes[round - 1], 100 + round);
+      check_cuda(cudaGraphLaunch(exec, stream()), "cudaGraphLaunch");
+      q.expect_matches_reference(stream());
+      if (::testing::Test::HasFailure()) break;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
   }
 
   static QuantizeSpec ragged(std::vector<int64_t> sizes, int64_t rows, int64_t k) {
@@ -187,6 +215,61 @@ TEST_P(Quantize, SmallEveryTileHeight) {
   EXPECT_EQ(heights, (tall_fit ? std::set<int>{64, 128, 256} : std::set<int>{64, 128}));
 }
 
+// Outputs whose codes ignore the groups (fp8 under a tensor scale, rowwise
+// blocks along K) take the groups' rows as one span, in both
+// launches when no per-group amax is asked for: unaligned group ends, sums
+// short of M, bad sizes, M off 16-byte columnwise rows, and a graph
+// replayed after the sizes changed.
+TEST_P(Quantize, SmallGroupsAsOneSpan) {
+  std::mt19937_64 rng = test_rng("quantize one span");
+  struct Outputs {
+    QuantizeFormatSpec row;
+    bool columnwise;
+    QuantizeFormatSpec col;
+  };
+  const QuantizeFormatSpec fp8_tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
+  const std::vector<Outputs> outputs = {
+      {fp8_tensor, true, fp8_tensor},
+      {{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}, true, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}},
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}, true, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}},
+      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, true, fp8_tensor},
+      {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, false, {}},
+      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, false, {}},
+  };
+  struct Sizes {
+    const char* name;
+    std::vector<int64_t> sizes;
+    int64_t rows;
+  };
+  const std::vector<Sizes> cases = {
+      {"edges, sum<M", edge_sizes(12), 700},
+      {"M off 16", {33, 0, 1, 129, 31}, 203},
+      {"G=256", random_sizes(256, 3000, rng), 3072},
+      {"one hot", one_hot_sizes(8, 333, 5), 340},
+      {"all empty", std::vector<int64_t>(8, 0), 64},
+      {"negative and past M", {-1, 500, 7}, 256},
+  };
+  for (const Outputs& o : outputs) {
+    for (const Sizes& c : cases) {
+      SCOPED_TRACE(c.name);
+      QuantizeSpec s = ragged(c.sizes, c.rows, 160);
+      s.amax = false;
+      s.rowwise_format = o.row;
+      s.columnwise = o.columnwise;
+      s.columnwise_format = o.col;
+      expect_correct(s, 2);
+      if (HasFailure()) return;
+    }
+  }
+  // Captured once, replayed after the sizes changed on the device.
+  QuantizeSpec s = ragged(uniform_sizes(12, 300), 384, 136);
+  s.amax = false;
+  s.rowwise_format = fp8_tensor;
+  s.columnwise_format = fp8_tensor;
+  expect_graph_replays(s, {random_sizes(12, 370, rng), one_hot_sizes(12, 384, 3),
+                           std::vector<int64_t>(12, 0), {-3, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 300}});
+}
+
 // Groups placed by offsets: unaligned starts, gaps between groups (never
 // written), int64 indices.
 TEST_P(Quantize, OffsetsAndInt64Sizes) {
@@ -298,8 +381,7 @@ TEST_P(Quantize, SmallBadSizesClampedAndFlagged) {
   }
 }
 
-// One captured call, replayed after the sizes (and the data) changed on the
-// device: nothing about the sizes may be learnt at capture time. Twelve
+// Graph replays after the sizes changed on the device. Twelve
 // groups in 384 rows take 64-token tiles (1x128: 128), two in 768 rows
 // 256-token tiles.
 TEST_P(Quantize, SmallGraphReplaysWithChangedSizes) {
@@ -325,28 +407,8 @@ TEST_P(Quantize, SmallGraphReplaysWithChangedSizes) {
           QuantizeFormatSpec{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
           QuantizeFormatSpec{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE}}) {
       QuantizeSpec s = ragged(routing.captured, routing.rows, 136);
-      const std::vector<std::vector<int64_t>>& reroutes = routing.reroutes;
       set_formats(&s, f, true, true);
-      QuantizeGpuCase q(s, path());
-      SCOPED_TRACE(q.label());
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      check_cuda(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeGlobal),
-                 "cudaStreamBeginCapture");
-      const ::testing::AssertionResult launched = q.launch(stream());
-      const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
-      ASSERT_TRUE(launched);
-      check_cuda(ended, "cudaStreamEndCapture");
-      check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-      for (size_t round = 0; round <= reroutes.size(); ++round) {
-        SCOPED_TRACE("replay " + std::to_string(round));
-        if (round > 0) q.resize(reroutes[round - 1], 100 + round);
-        check_cuda(cudaGraphLaunch(exec, stream()), "cudaGraphLaunch");
-        q.expect_matches_reference(stream());
-        if (HasFailure()) break;
-      }
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
+      expect_graph_replays(s, routing.reroutes);
       if (HasFailure()) return;
     }
   }

@@ -125,6 +125,82 @@ TEST(QuantizePlan, StackedMatricesCountTheirOwnRows) {
       64);
 }
 
+TEST(QuantizePlan, GroupsAsOneSpanCountAllRows) {
+  // Outputs that ignore the groups take the height of one group of M rows,
+  // whatever the groups average.
+  QuantizeShape span = ragged(8192, 256);
+  span.one_span = true;
+  EXPECT_EQ(plan_quantize(span).tile_rows, 256);
+  EXPECT_EQ(plan_quantize(span).describe(),
+            "quantize bf16 rows=8192 G=256: tiles of 256 tokens x 128, 512 threads "
+            "(groups as one span of 8192 rows)");
+  span.rows = 200;
+  EXPECT_EQ(plan_quantize(span).tile_rows, 128);
+  span.input = GG_DTYPE_FP32;
+  span.rows = 8192;
+  EXPECT_EQ(plan_quantize(span).tile_rows, 128);
+}
+
+TEST(QuantizePlan, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
+  char data = 0;
+  int32_t sizes[4] = {};
+  int32_t offsets[4] = {};
+  gg_quantize_desc d{};
+  d.input.rank = 2;
+  d.input.shape[0] = 1024;
+  d.input.shape[1] = 256;
+  d.input.dtype = GG_DTYPE_BF16;
+  d.num_groups = 4;
+  d.group_sizes.sizes = sizes;
+  const auto with = [&](gg_tensor* out, gg_dtype dtype, gg_block_scaling blocks,
+                        gg_scale_extent extent) {
+    out->data = &data;
+    out->dtype = dtype;
+    out->block_scaling = blocks;
+    out->scale_extent = extent;
+  };
+  // fp8 under a tensor scale, both outputs: the codes of one span.
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  with(&d.columnwise, GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  EXPECT_TRUE(codes_ignore_groups(d));
+  EXPECT_TRUE(quantize_shape(d, kHopperShared).one_span);
+  // A per-group amax keeps the amax launch on the groups, so the plan
+  // counts them; the quantize launch still takes one span.
+  float amax[4] = {};
+  d.amax = amax;
+  EXPECT_TRUE(codes_ignore_groups(d));
+  EXPECT_FALSE(quantize_shape(d, kHopperShared).one_span);
+  d.amax = nullptr;
+  // Group scales, and columnwise blocks (restarting at every group start), do not.
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  EXPECT_FALSE(codes_ignore_groups(d));
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  EXPECT_FALSE(codes_ignore_groups(d));
+  // Rowwise blocks run along K, within a token: mxfp8, 1 x 128 and nvfp4
+  // under a tensor scale ignore the groups, nvfp4 under group scales and
+  // 128 x 128 blocks do not.
+  d.columnwise.data = nullptr;
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  EXPECT_TRUE(codes_ignore_groups(d));
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE);
+  EXPECT_TRUE(codes_ignore_groups(d));
+  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_TRUE(codes_ignore_groups(d));
+  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
+  EXPECT_FALSE(codes_ignore_groups(d));
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE);
+  EXPECT_FALSE(codes_ignore_groups(d));
+  // Groups placed by offsets need not cover one span; stacked matrices are
+  // not ragged.
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  EXPECT_TRUE(codes_ignore_groups(d));
+  d.group_sizes.offsets = offsets;
+  EXPECT_FALSE(codes_ignore_groups(d));
+  d.group_sizes.offsets = nullptr;
+  d.group_sizes.sizes = nullptr;
+  EXPECT_FALSE(codes_ignore_groups(d));
+}
+
 TEST(QuantizePlan, TallTilesOnlyWhereTheyFitSharedMemory) {
   // A 256-token CTA of 16-bit input takes 166 KB of dynamic shared memory,
   // a 128-token one 83 KB.

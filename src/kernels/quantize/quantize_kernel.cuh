@@ -17,7 +17,11 @@
 // gg::clamp_group, the tile prefix and the columnwise first-block prefix as
 // the reference's first_block sums it), then takes the tiles of that chunk
 // that fall to it (tile t to CTA t mod grid) and finds each tile's group by
-// a binary search in shared memory.
+// a binary search in shared memory. Where no output's codes depend on the
+// groups (codes_ignore_groups, plan/quantize_plan.h), the quantize launch
+// (and the amax launch, when only the tensor's amax is needed) takes its
+// tiles from the groups' rows as one span instead, after the last chunk's
+// scan: no partial tile at a group's end, no columnwise row off 16 bytes.
 //
 // Where both outputs are fp8 under one whole scale, every element has one
 // code for both, and a second instance of the quantize launch codes it
@@ -243,6 +247,9 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   using Mag = typename InputType<kIn>::Mag;
   Mag group_amax = InputType<kIn>::zero(), tensor_amax = InputType<kIn>::zero();
   int32_t amax_group = -1;
+  // The groups' rows as one span (codes_ignore_groups): the amax launch too
+  // when it needs only the tensor's word.
+  const bool one_span = p.one_span && (quantizes(kPass) || p.amax == nullptr);
 
   for (int64_t base = 0; base < p.groups; base += kChunk) {
     // The chunk's group table, as the reference's read_groups builds it.
@@ -303,15 +310,35 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       chunk.blocks_before = blocks_before + blocks_total;
     }
 
-    // This CTA's tiles of the chunk: first, first + grid, ...
-    const int count = static_cast<int>(min64(kChunk, p.groups - base));
+    // The tiles of the table: the chunk's `count` groups from group `base`,
+    // tiles [table_first, table_first + table_tiles). As one span, the
+    // table is one group of the rows all groups cover, [0, their clamped
+    // sum), once the last chunk's sizes are summed.
+    int count = static_cast<int>(min64(kChunk, p.groups - base));
+    int64_t table_base = base, table_first = tiles_before, table_tiles = tiles_total;
+    if (one_span) {
+      __syncthreads();  // the chunk's table is read; rows_before counts its rows
+      if (base + kChunk < p.groups) continue;
+      const int64_t rows = chunk.rows_before;
+      count = 1;
+      table_base = 0;
+      table_first = 0;
+      table_tiles = ceil_div(rows, kTm) * tiles_k;
+      if (threadIdx.x == 0) {
+        chunk.start[0] = 0;
+        chunk.size[0] = rows;
+        chunk.tile_end[0] = table_tiles;
+        chunk.first_block[0] = 0;
+      }
+    }
+    // This CTA's tiles of the table: first, first + grid, ...
     // The quantize pass has no tile to write when only amax was asked for.
     const bool writes = p.rowwise.data != nullptr || p.columnwise.data != nullptr;
-    const int64_t chunk_end = tiles_before + (kPass == Pass::kAmax || writes ? tiles_total : 0);
-    const int64_t first = tiles_before + (static_cast<int64_t>(blockIdx.x) -
-                                          tiles_before % gridDim.x + gridDim.x) % gridDim.x;
+    const int64_t chunk_end = table_first + (kPass == Pass::kAmax || writes ? table_tiles : 0);
+    const int64_t first = table_first + (static_cast<int64_t>(blockIdx.x) -
+                                         table_first % gridDim.x + gridDim.x) % gridDim.x;
     const auto tile_of = [&](int64_t i) {
-      return tile_at<kTm>(chunk, count, base, first + i * gridDim.x, tiles_k, p.cols);
+      return tile_at<kTm>(chunk, count, table_base, first + i * gridDim.x, tiles_k, p.cols);
     };
     const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
     if (quantizes(kPass) && threadIdx.x == 0) {
@@ -322,7 +349,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     if constexpr (kPass == Pass::kAmax) {
       for (int64_t i = 0; i < mine; ++i) {
         const Tile t = tile_of(i);
-        if (t.g != amax_group) {  // the same for the whole CTA
+        if (!one_span && t.g != amax_group) {  // the same for the whole CTA
           if (amax_group >= 0) {
             uint32_t bits = max_bits<kIn>(group_amax);
             flush_group_amax<kTm>(p, amax_group, &bits, reduce);

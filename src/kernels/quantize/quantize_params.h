@@ -39,6 +39,10 @@ struct QuantizeParams {
   int64_t rows;                // M (ragged) or N (stacked)
   int64_t cols;                // K
   int tile_rows;               // tokens per tile: 64, 128 or 256 (plan/quantize_plan.h)
+  // The quantize launch takes the groups' rows as one span
+  // (codes_ignore_groups, plan/quantize_plan.h); so does the amax launch
+  // where no per-group amax is asked for.
+  bool one_span;
 
   const void* input;
   gg_dtype input_type;
