@@ -7,7 +7,9 @@
 # a table last: each row's times on both builds and its speed, the base's
 # best time over the working tree's best (above 1: the working tree is
 # faster). Rows are read from the command's table: the columns before "ms"
-# name a row.
+# name a row. AB_SAME_FILES (paths, space-separated) are taken from the
+# working tree into the base's too, so that both builds run the same
+# harness (e.g. a changed bench command) around their own kernels.
 #   scripts/ab_bench.sh <base> <groupgemm subcommand and arguments...>
 #   e.g. scripts/ab_bench.sh HEAD bench-quantize --routing random --tokens 16384,65536
 # Every run's output goes to $OUT (or build/ab/logs).
@@ -26,6 +28,7 @@ arch=${capability/./}
 rm -rf build/ab/base-src
 mkdir -p build/ab/base-src
 git archive "$base" | tar -x -C build/ab/base-src
+for path in ${AB_SAME_FILES:-}; do cp "$path" "build/ab/base-src/$path"; done
 build() {  # build <source> <build dir>
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES="$arch-real" -DGROUPGEMM_BUILD_BENCHMARKS=OFF > "$2.log" 2>&1 &&
