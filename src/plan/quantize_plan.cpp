@@ -25,7 +25,7 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
              (rows_per_group <= kQuantizeShortGroupRows &&
               (shape.stacked || shape.e2m1_codes || shape.input == GG_DTYPE_FP32))) {
     plan.tile_rows = 64;
-  } else if (rows_per_group >= kQuantizeLongGroupRows) {
+  } else if (rows_per_group >= (shape.one_span ? kQuantizeTallSpanRows : kQuantizeLongGroupRows)) {
     if (shape.input == GG_DTYPE_FP32) {
       plan.reason += "; fp32 input has no 256-token tiles";
     } else if (quantize_tiles_fit(input_bytes, 256, shape.shared_bytes_per_block)) {

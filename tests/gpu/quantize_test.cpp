@@ -228,31 +228,36 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
     QuantizeFormatSpec col;
   };
   const QuantizeFormatSpec fp8_tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
+  const QuantizeFormatSpec e5m2_tensor{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR};
+  const QuantizeFormatSpec nvfp4_tensor{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
   const std::vector<Outputs> outputs = {
       {fp8_tensor, true, fp8_tensor},
-      {{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}, true, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}},
-      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}, true, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}},
-      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, true, fp8_tensor},
+      {e5m2_tensor, true, e5m2_tensor},
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}, true, e5m2_tensor},
+      {nvfp4_tensor, true, fp8_tensor},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, false, {}},
-      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, false, {}},
+      {nvfp4_tensor, false, {}},
   };
   struct Sizes {
     const char* name;
     std::vector<int64_t> sizes;
     int64_t rows;
+    int64_t k;
   };
+  // Spans of 64, 128 and (from 65536 rows) 256-token tiles.
   const std::vector<Sizes> cases = {
-      {"edges, sum<M", edge_sizes(12), 700},
-      {"M off 16", {33, 0, 1, 129, 31}, 203},
-      {"G=256", random_sizes(256, 3000, rng), 3072},
-      {"one hot", one_hot_sizes(8, 333, 5), 340},
-      {"all empty", std::vector<int64_t>(8, 0), 64},
-      {"negative and past M", {-1, 500, 7}, 256},
+      {"edges, sum<M", edge_sizes(12), 700, 160},
+      {"M off 16", {33, 0, 1, 129, 31}, 203, 160},
+      {"G=256", random_sizes(256, 3000, rng), 3072, 160},
+      {"one hot", one_hot_sizes(8, 333, 5), 340, 160},
+      {"all empty", std::vector<int64_t>(8, 0), 64, 160},
+      {"negative and past M", {-1, 500, 7}, 256, 160},
+      {"tall span", random_sizes(32, 65536 - 77, rng), 65536, 48},
   };
   for (const Outputs& o : outputs) {
     for (const Sizes& c : cases) {
       SCOPED_TRACE(c.name);
-      QuantizeSpec s = ragged(c.sizes, c.rows, 160);
+      QuantizeSpec s = ragged(c.sizes, c.rows, c.k);
       s.amax = false;
       s.rowwise_format = o.row;
       s.columnwise = o.columnwise;

@@ -127,17 +127,21 @@ TEST(QuantizePlan, StackedMatricesCountTheirOwnRows) {
 
 TEST(QuantizePlan, GroupsAsOneSpanCountAllRows) {
   // Outputs that ignore the groups take the height of one group of M rows,
-  // whatever the groups average.
+  // whatever the groups average: 128-token tiles, 256 from 65536 rows.
   QuantizeShape span = ragged(8192, 256);
   span.one_span = true;
-  EXPECT_EQ(plan_quantize(span).tile_rows, 256);
-  EXPECT_EQ(plan_quantize(span).describe(),
-            "quantize bf16 rows=8192 G=256: tiles of 256 tokens x 128, 512 threads "
-            "(groups as one span of 8192 rows)");
-  span.rows = 200;
   EXPECT_EQ(plan_quantize(span).tile_rows, 128);
+  EXPECT_EQ(plan_quantize(span).describe(),
+            "quantize bf16 rows=8192 G=256: tiles of 128 tokens x 128, 256 threads "
+            "(groups as one span of 8192 rows)");
+  span.rows = 65535;
+  EXPECT_EQ(plan_quantize(span).tile_rows, 128);
+  span.rows = 65536;
+  EXPECT_EQ(plan_quantize(span).tile_rows, 256);
+  span.rows = 32;
+  EXPECT_EQ(plan_quantize(span).tile_rows, 64);
   span.input = GG_DTYPE_FP32;
-  span.rows = 8192;
+  span.rows = 131072;
   EXPECT_EQ(plan_quantize(span).tile_rows, 128);
 }
 
