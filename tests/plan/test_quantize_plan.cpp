@@ -18,6 +18,19 @@ QuantizeShape ragged(int64_t rows, int32_t groups, gg_dtype input = GG_DTYPE_BF1
   return QuantizeShape{rows, groups, false, input, false, false, false, kHopperShared};
 }
 
+// A ragged descriptor without outputs: [rows, k] input, `groups` sizes.
+gg_quantize_desc ragged_desc(int64_t rows, int64_t k, gg_dtype input, int32_t groups,
+                             const int32_t* sizes) {
+  gg_quantize_desc d{};
+  d.input.rank = 2;
+  d.input.shape[0] = rows;
+  d.input.shape[1] = k;
+  d.input.dtype = input;
+  d.num_groups = groups;
+  d.group_sizes.sizes = sizes;
+  return d;
+}
+
 QuantizeShape ragged_e2m1(int64_t rows, int32_t groups) {
   QuantizeShape shape = ragged(rows, groups);
   shape.e2m1_codes = true;
@@ -147,15 +160,9 @@ TEST(QuantizePlan, GroupsAsOneSpanCountAllRows) {
 
 TEST(QuantizePlan, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
   char data = 0;
-  int32_t sizes[4] = {};
-  int32_t offsets[4] = {};
-  gg_quantize_desc d{};
-  d.input.rank = 2;
-  d.input.shape[0] = 1024;
-  d.input.shape[1] = 256;
-  d.input.dtype = GG_DTYPE_BF16;
-  d.num_groups = 4;
-  d.group_sizes.sizes = sizes;
+  const int32_t sizes[4] = {};
+  const int32_t offsets[4] = {};
+  gg_quantize_desc d = ragged_desc(1024, 256, GG_DTYPE_BF16, 4, sizes);
   const auto with = [&](gg_tensor* out, gg_dtype dtype, gg_block_scaling blocks,
                         gg_scale_extent extent) {
     out->data = &data;
@@ -241,14 +248,8 @@ TEST(QuantizePlan, DescribeSaysTheHeightAndWhy) {
 }
 
 TEST(QuantizePlan, ShapeOfADescriptor) {
-  gg_quantize_desc d{};
-  d.input.rank = 2;
-  d.input.shape[0] = 4096;
-  d.input.shape[1] = 7168;
-  d.input.dtype = GG_DTYPE_FP16;
-  d.num_groups = 32;
-  int32_t sizes[32] = {};
-  d.group_sizes.sizes = sizes;
+  const int32_t sizes[32] = {};
+  gg_quantize_desc d = ragged_desc(4096, 7168, GG_DTYPE_FP16, 32, sizes);
   char data = 0;
   d.columnwise.data = &data;
   d.columnwise.block_scaling = GG_BLOCK_1X128;
