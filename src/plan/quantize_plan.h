@@ -2,7 +2,8 @@
 //
 // A CTA of the quantize kernels (kernels/quantize/) codes tiles of kTm
 // tokens x 128 K-elements with 2 kTm threads, and a tile never crosses a
-// group, so each group's last tile is partly empty. Like the GEMM plan
+// group, so each group's last tile is partly empty (unless no output's
+// codes depend on the groups: codes_ignore_groups). Like the GEMM plan
 // (plan.h), this one sees what the host knows before a launch -- the rows
 // (M of a ragged input, N of each stacked matrix), the group count, the
 // input type and the block shapes asked for -- and never the device-side
