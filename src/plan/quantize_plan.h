@@ -86,8 +86,7 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // one span under both uniform and random routing) 128-token tiles ran
 // 1.04-1.07x faster at 16384 rows (DeepSeek-V3 0.210 against 0.218 ms,
 // Qwen3-30B-A3B 0.074 against 0.079), 1.01-1.04x at 32768, and 0.98-1.00x
-// at 65536, where a CTA's first tile, loaded before anything overlaps it,
-// weighs less.
+// at 65536 (why the shorter tiles win on small spans was not traced).
 //
 // Those figures are for groups of exactly the average. Routed groups
 // spread around it, and at an average of 64 rows half of them spill a few

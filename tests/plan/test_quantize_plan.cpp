@@ -191,16 +191,20 @@ TEST(QuantizePlan, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
   // under a tensor scale ignore the groups, nvfp4 under group scales and
   // 128 x 128 blocks do not.
   d.columnwise.data = nullptr;
-  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
-  EXPECT_TRUE(codes_ignore_groups(d));
-  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE);
-  EXPECT_TRUE(codes_ignore_groups(d));
-  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
-  EXPECT_TRUE(codes_ignore_groups(d));
-  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
-  EXPECT_FALSE(codes_ignore_groups(d));
-  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE);
-  EXPECT_FALSE(codes_ignore_groups(d));
+  struct Rowwise {
+    gg_dtype dtype;
+    gg_block_scaling blocks;
+    gg_scale_extent extent;
+    bool ignores;
+  };
+  for (const Rowwise& r : {Rowwise{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE, true},
+                           Rowwise{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE, true},
+                           Rowwise{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR, true},
+                           Rowwise{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP, false},
+                           Rowwise{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE, false}}) {
+    with(&d.rowwise, r.dtype, r.blocks, r.extent);
+    EXPECT_EQ(codes_ignore_groups(d), r.ignores) << r.blocks << " " << r.extent;
+  }
   // Groups placed by offsets need not cover one span; stacked matrices are
   // not ragged.
   with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
