@@ -25,10 +25,18 @@ mkdir -p "$logs" build/ab
 capability=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
 arch=${capability/./}
 [ "$arch" = 90 ] && arch=90a  # the sm90 path needs the arch-specific target
-rm -rf build/ab/base-src
-mkdir -p build/ab/base-src
-git archive "$base" | tar -x -C build/ab/base-src
-for path in ${AB_SAME_FILES:-}; do cp "$path" "build/ab/base-src/$path"; done
+# The base's tree is extracted again only when the commit changed, so that
+# a second call on the same base rebuilds nothing.
+commit=$(git rev-parse "$base^{commit}")
+if [ "$(cat build/ab/base-src.commit 2>/dev/null)" != "$commit" ]; then
+  rm -rf build/ab/base-src
+  mkdir -p build/ab/base-src
+  git archive "$commit" | tar -x -C build/ab/base-src
+  echo "$commit" > build/ab/base-src.commit
+fi
+for path in ${AB_SAME_FILES:-}; do
+  cmp -s "$path" "build/ab/base-src/$path" || cp "$path" "build/ab/base-src/$path"
+done
 build() {  # build <source> <build dir>
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES="$arch-real" -DGROUPGEMM_BUILD_BENCHMARKS=OFF > "$2.log" 2>&1 &&
