@@ -80,6 +80,19 @@ bool codes_ignore_groups(const gg_quantize_desc& d) {
   return ignores(d.rowwise, true) && ignores(d.columnwise, false);
 }
 
+bool group_scales_by_row(const gg_quantize_desc& d) {
+  if (d.group_sizes.sizes == nullptr || d.group_sizes.offsets != nullptr) return false;
+  const gg_tensor& row = d.rowwise;
+  const gg_tensor& column = d.columnwise;
+  if (row.data == nullptr || row.block_scaling != GG_BLOCK_NONE ||
+      row.scale_extent != GG_SCALE_GROUP || row.dtype == GG_DTYPE_E2M1) {
+    return false;
+  }
+  return column.data == nullptr ||
+         (column.block_scaling == GG_BLOCK_NONE && column.scale_extent == GG_SCALE_GROUP &&
+          column.dtype == row.dtype);
+}
+
 std::string QuantizePlan::describe() const {
   const std::string problem = std::string("quantize ") + api::dtype_name(shape.input) +
                               (shape.stacked ? " stacked" : "") +

@@ -43,6 +43,16 @@ struct QuantizeShape {
 // chunks.
 bool codes_ignore_groups(const gg_quantize_desc& desc);
 
+// Whether the outputs are fp8 under group scales without blocks, rowwise
+// alone or both under one dtype (the columnwise codes the rowwise ones,
+// transposed), from prefix-sum groups: the quantize launch then takes each
+// chunk's rows as one span, each row coded under its own group's scale.
+// The amax launch still runs per group (it writes each group's amax), so
+// the tile height stays the groups' (QuantizeShape::one_span false); on
+// DeepSeek-V3 and Qwen3-30B-A3B at 16384 and 65536 tokens the span's rule
+// picks the same heights (128, 256).
+bool group_scales_by_row(const gg_quantize_desc& desc);
+
 // Shared memory of a quantize CTA whose tiles are `tile_rows` tokens of
 // `input_bytes`-byte elements by 128 (quantize_kernel.cuh checks its layout
 // against these). Dynamic: 128 bytes of alignment slack, two stages of raw

@@ -216,8 +216,9 @@ TEST_P(Quantize, SmallEveryTileHeight) {
 }
 
 // Outputs whose codes ignore the groups (fp8 under a tensor scale, rowwise
-// blocks along K) take the groups' rows as one span, in both
-// launches when no per-group amax is asked for: unaligned group ends, sums
+// blocks along K), and fp8 under group scales looked up a row at a time,
+// take each chunk's rows as one span, in both launches when only the
+// tensor's amax is needed: unaligned group ends, sums
 // short of M, bad sizes, M off 16-byte columnwise rows, and a graph
 // replayed after the sizes changed.
 TEST_P(Quantize, SmallGroupsAsOneSpan) {
@@ -230,6 +231,7 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
   const QuantizeFormatSpec fp8_tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
   const QuantizeFormatSpec e5m2_tensor{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR};
   const QuantizeFormatSpec nvfp4_tensor{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
+  const QuantizeFormatSpec fp8_group{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP};
   const std::vector<Outputs> outputs = {
       {fp8_tensor, true, fp8_tensor},
       {e5m2_tensor, true, e5m2_tensor},
@@ -237,6 +239,9 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
       {nvfp4_tensor, true, fp8_tensor},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, false, {}},
       {nvfp4_tensor, false, {}},
+      // Group scales, looked up a row at a time.
+      {fp8_group, true, fp8_group},
+      {{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP}, false, {}},
   };
   struct Sizes {
     const char* name;
@@ -249,6 +254,7 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
       {"edges, sum<M", edge_sizes(12), 700, 160},
       {"M off 16", {33, 0, 1, 129, 31}, 203, 160},
       {"G=256", random_sizes(256, 3000, rng), 3072, 160},
+      {"G=300 edges", edge_sizes(300), 14000, 64},
       {"one hot", one_hot_sizes(8, 333, 5), 340, 160},
       {"all empty", std::vector<int64_t>(8, 0), 64, 160},
       {"negative and past M", {-1, 500, 7}, 256, 160},
@@ -271,8 +277,14 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
   s.amax = false;
   s.rowwise_format = fp8_tensor;
   s.columnwise_format = fp8_tensor;
-  expect_graph_replays(s, {random_sizes(12, 370, rng), one_hot_sizes(12, 384, 3),
-                           std::vector<int64_t>(12, 0), {-3, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 300}});
+  const std::vector<std::vector<int64_t>> reroutes = {
+      random_sizes(12, 370, rng), one_hot_sizes(12, 384, 3), std::vector<int64_t>(12, 0),
+      {-3, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 300}};
+  expect_graph_replays(s, reroutes);
+  if (HasFailure()) return;
+  s.rowwise_format = fp8_group;
+  s.columnwise_format = fp8_group;
+  expect_graph_replays(s, reroutes);
 }
 
 // Groups placed by offsets: unaligned starts, gaps between groups (never

@@ -216,6 +216,40 @@ TEST(QuantizePlan, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
   EXPECT_FALSE(codes_ignore_groups(d));
 }
 
+TEST(QuantizePlan, GroupScalesByRowForFp8WithoutBlocks) {
+  char data = 0;
+  const int32_t sizes[4] = {};
+  const int32_t offsets[4] = {};
+  gg_quantize_desc d = ragged_desc(1024, 256, GG_DTYPE_BF16, 4, sizes);
+  const auto with = [&](gg_tensor* out, gg_dtype dtype, gg_block_scaling blocks,
+                        gg_scale_extent extent) {
+    out->data = &data;
+    out->dtype = dtype;
+    out->block_scaling = blocks;
+    out->scale_extent = extent;
+  };
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  EXPECT_TRUE(group_scales_by_row(d));  // rowwise alone
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  EXPECT_TRUE(group_scales_by_row(d));  // both, one dtype: the codes transposed
+  EXPECT_FALSE(codes_ignore_groups(d));
+  with(&d.columnwise, GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  EXPECT_FALSE(group_scales_by_row(d));  // columnwise codes of their own
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  EXPECT_FALSE(group_scales_by_row(d));
+  d.columnwise.data = nullptr;
+  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
+  EXPECT_FALSE(group_scales_by_row(d));  // nvfp4: blocks of its own
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  EXPECT_FALSE(group_scales_by_row(d));  // one scale: codes_ignore_groups
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  d.group_sizes.offsets = offsets;
+  EXPECT_FALSE(group_scales_by_row(d));  // gaps between groups
+  d.group_sizes.offsets = nullptr;
+  d.group_sizes.sizes = nullptr;
+  EXPECT_FALSE(group_scales_by_row(d));  // stacked: a matrix a group
+}
+
 TEST(QuantizePlan, TallTilesOnlyWhereTheyFitSharedMemory) {
   // A 256-token CTA of 16-bit input takes 166 KB of dynamic shared memory,
   // a 128-token one 83 KB.

@@ -18,10 +18,17 @@
 // the reference's first_block sums it), then takes the tiles of that chunk
 // that fall to it (tile t to CTA t mod grid) and finds each tile's group by
 // a binary search in shared memory. Where no output's codes depend on the
-// groups (codes_ignore_groups, plan/quantize_plan.h), the quantize launch
-// (and the amax launch, when only the tensor's amax is needed) takes its
-// tiles from the groups' rows as one span instead, after the last chunk's
-// scan: no partial tile at a group's end, no columnwise row off 16 bytes.
+// groups (codes_ignore_groups, plan/quantize_plan.h), or fp8 outputs under
+// group scales take each row's own (group_scales_by_row), the quantize
+// launch (and the amax launch, when only the tensor's amax is needed)
+// takes its tiles from each chunk's rows as one span instead: windows of
+// kTm rows on multiples of kTm, cut to the chunk's rows, so only a
+// chunk's first and last tiles are partial or start off 16 bytes. Under
+// row scales a tile within one group codes under its group's scale, as
+// before; a tile whose rows cross groups looks up each row's in the
+// chunk's table of scales (fill_row_scales) and codes with a rowwise
+// writer instance of its own (kRowParams), so that the tiles of one group
+// keep the loop without the per-row load.
 //
 // Where both outputs are fp8 under one whole scale, every element has one
 // code for both, and a second instance of the quantize launch codes it
@@ -88,6 +95,7 @@ struct GroupChunk {
   int64_t size[kChunk];
   int64_t tile_end[kChunk];     // global tile index one past the group's last tile
   int64_t first_block[kChunk];  // columnwise: the group's first block column
+  float row_scale[kChunk];      // row scales: the group's rowwise fp32 scale
   // Rows (capped), tiles and columnwise blocks of the groups before the
   // chunk: kept here, not in registers, while the chunk's tiles run.
   int64_t rows_before;
@@ -176,7 +184,61 @@ __device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_
   t.k0 = t.k_tile * kTk;
   t.cols = static_cast<int>(min64(kTk, cols - t.k0));
   t.first_block = chunk.first_block[lo];
+  t.mixed_groups = false;
   return t;
+}
+
+// The first of the chunk's groups [from, count) that ends past `token`:
+// the group holding it, where the groups lie back to back (prefix sums).
+__device__ inline int group_holding(const GroupChunk& chunk, int from, int count, int64_t token) {
+  int lo = from, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (chunk.start[mid] + chunk.size[mid] > token) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+// Tile `index` of the span of the chunk's rows [lo, hi): the windows of
+// kTm rows from the one holding lo, each cut to the span (tiles on window
+// boundaries, so that only a span's first and last rows start off them).
+// With row scales, t.g is the group of the tile's first row, and
+// t.mixed_groups says whether its rows cross into a later group.
+template <int kTm>
+__device__ Tile span_tile_at(const GroupChunk& chunk, int count, int64_t base, bool row_scales,
+                             int64_t lo, int64_t hi, int64_t index, int64_t tiles_k,
+                             int64_t cols) {
+  Tile t;
+  int64_t window = 0;
+  divide(index, tiles_k, &window, &t.k_tile);
+  const int64_t window_start = (lo / kTm + window) * kTm;
+  t.token0 = max64(window_start, lo);
+  t.rows = static_cast<int>(min64(window_start + kTm, hi) - t.token0);
+  t.g = static_cast<int32_t>(base);
+  t.mixed_groups = false;
+  if (row_scales) {
+    const int first = group_holding(chunk, 0, count, t.token0);
+    t.g = static_cast<int32_t>(base + first);
+    t.mixed_groups = chunk.start[first] + chunk.size[first] < t.token0 + t.rows;
+  }
+  t.row0 = 0;  // read only by blocks along tokens, which spans never have
+  t.k0 = t.k_tile * kTk;
+  t.cols = static_cast<int>(min64(kTk, cols - t.k0));
+  t.first_block = 0;
+  return t;
+}
+
+// The fp32 scale of each row of span tile t whose rows cross groups, by its
+// group's, from the chunk's table (groups from `base`, `count` of them);
+// 1 past the tile's rows. Every thread calls it.
+template <int kTm>
+__device__ void fill_row_scales(const GroupChunk& chunk, int64_t base, int count, const Tile& t,
+                                CodeStage<kTm>* stage) {
+  const int first = static_cast<int>(t.g - base);
+  for (int r = static_cast<int>(threadIdx.x); r < kTm; r += kThreadsOf<kTm>) {
+    stage->row_scales[r] =
+        r < t.rows ? chunk.row_scale[group_holding(chunk, first, count, t.token0 + r)] : 1.0f;
+  }
 }
 
 // Element index of the tile's (token 0, k0) in the input.
@@ -247,9 +309,12 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   using Mag = typename InputType<kIn>::Mag;
   Mag group_amax = InputType<kIn>::zero(), tensor_amax = InputType<kIn>::zero();
   int32_t amax_group = -1;
-  // The groups' rows as one span (codes_ignore_groups): the amax launch too
-  // when it needs only the tensor's word.
-  const bool one_span = p.one_span && (quantizes(kPass) || p.amax == nullptr);
+  // Each chunk's rows as one span (QuantizeParams::span): the amax launch
+  // too when it needs only the tensor's word. span_tiles_before: the span
+  // tiles of the chunks before, the same in every thread.
+  const bool one_span =
+      p.span && (quantizes(kPass) || (p.amax == nullptr && !p.row_scales));
+  int64_t span_tiles_before = 0;
 
   for (int64_t base = 0; base < p.groups; base += kChunk) {
     // The chunk's group table, as the reference's read_groups builds it.
@@ -291,6 +356,10 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       chunk.tile_end[threadIdx.x] = tiles_before + tiles_inclusive;
       chunk.first_block[threadIdx.x] = blocks_before + blocks_inclusive - blocks;
     }
+    if (quantizes(kPass) && p.row_scales && threadIdx.x < kChunk) {
+      chunk.row_scale[threadIdx.x] =
+          live ? outer_scale(p.rowwise, p, static_cast<int32_t>(g)) : 1.0f;
+    }
     if (quantizes(kPass) && lead && live) {
       // Per-group outputs that need no tile: amax and the fp32 scales.
       const int32_t group = static_cast<int32_t>(g);
@@ -311,25 +380,17 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     }
 
     // The tiles of the table: the chunk's `count` groups from group `base`,
-    // tiles [table_first, table_first + table_tiles). As one span, the
-    // table is one group of the rows all groups cover, [0, their clamped
-    // sum), once the last chunk's sizes are summed.
-    int count = static_cast<int>(min64(kChunk, p.groups - base));
-    int64_t table_base = base, table_first = tiles_before, table_tiles = tiles_total;
+    // tiles [table_first, table_first + table_tiles); as a span, the windows
+    // of kTm rows that meet the chunk's rows [span_lo, span_hi).
+    const int count = static_cast<int>(min64(kChunk, p.groups - base));
+    int64_t table_first = tiles_before, table_tiles = tiles_total;
+    const int64_t span_lo = rows_before;
+    const int64_t span_hi = capped_sum(rows_before, rows_total, p.rows);
     if (one_span) {
-      __syncthreads();  // the chunk's table is read; rows_before counts its rows
-      if (base + kChunk < p.groups) continue;
-      const int64_t rows = chunk.rows_before;
-      count = 1;
-      table_base = 0;
-      table_first = 0;
-      table_tiles = ceil_div(rows, kTm) * tiles_k;
-      if (threadIdx.x == 0) {
-        chunk.start[0] = 0;
-        chunk.size[0] = rows;
-        chunk.tile_end[0] = table_tiles;
-        chunk.first_block[0] = 0;
-      }
+      const int64_t windows = span_hi > span_lo ? ceil_div(span_hi, kTm) - span_lo / kTm : 0;
+      table_first = span_tiles_before;
+      table_tiles = windows * tiles_k;
+      span_tiles_before += table_tiles;
     }
     // This CTA's tiles of the table: first, first + grid, ...
     // The quantize pass has no tile to write when only amax was asked for.
@@ -338,7 +399,10 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     const int64_t first = table_first + (static_cast<int64_t>(blockIdx.x) -
                                          table_first % gridDim.x + gridDim.x) % gridDim.x;
     const auto tile_of = [&](int64_t i) {
-      return tile_at<kTm>(chunk, count, table_base, first + i * gridDim.x, tiles_k, p.cols);
+      const int64_t index = first + i * gridDim.x;
+      return one_span ? span_tile_at<kTm>(chunk, count, base, quantizes(kPass) && p.row_scales,
+                                          span_lo, span_hi, index - table_first, tiles_k, p.cols)
+                      : tile_at<kTm>(chunk, count, base, index, tiles_k, p.cols);
     };
     const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
     if (quantizes(kPass) && threadIdx.x == 0) {
@@ -379,6 +443,10 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
         __syncthreads();  // the tile is in; the code stage is free again
         const Tile t = tile_ring[i % 3];
         if (threadIdx.x == 0 && i + 2 < mine) tile_ring[(i + 2) % 3] = tile_of(i + 2);
+        if (t.mixed_groups) {
+          fill_row_scales<kTm>(chunk, base, count, t, code_stage);
+          __syncthreads();  // the rows' scales are in
+        }
         if constexpr (kPass == Pass::kQuantizeSharedCodes) {
           code_tile_shared<kIn, kTm>(p, t, stage(i), code_stage);
         } else {

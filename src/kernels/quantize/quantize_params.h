@@ -39,10 +39,12 @@ struct QuantizeParams {
   int64_t rows;                // M (ragged) or N (stacked)
   int64_t cols;                // K
   int tile_rows;               // tokens per tile: 64, 128 or 256 (plan/quantize_plan.h)
-  // The quantize launch takes the groups' rows as one span
-  // (codes_ignore_groups, plan/quantize_plan.h); so does the amax launch
-  // where no per-group amax is asked for.
-  bool one_span;
+  // The quantize launch takes each chunk's rows as one span
+  // (codes_ignore_groups or group_scales_by_row, plan/quantize_plan.h),
+  // with each row's group scale where row_scales; so does the amax launch
+  // where it needs only the tensor's amax.
+  bool span;
+  bool row_scales;
 
   const void* input;
   gg_dtype input_type;

@@ -84,7 +84,8 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.index_type = d.group_sizes.type;
   p.rows = tokens;
   p.cols = k;
-  p.one_span = codes_ignore_groups(d);
+  p.row_scales = group_scales_by_row(d);
+  p.span = p.row_scales || codes_ignore_groups(d);
   const QuantizePlan plan = plan_quantize(quantize_shape(d, device.shared_bytes_per_block));
   if (api::log_enabled()) api::log_line(plan.describe());
   if (plan.tile_rows == 0) {

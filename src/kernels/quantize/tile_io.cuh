@@ -35,6 +35,9 @@ struct Tile {
   int cols;             // valid K elements
   int64_t k_tile;       // k0 / kTk
   int64_t first_block;  // columnwise: the group's first block column (ragged)
+  // A span tile under row scales whose rows cross groups: each row's scale
+  // is its own group's (fill_row_scales), not group g's.
+  bool mixed_groups;
 };
 
 // ---- input element types ----

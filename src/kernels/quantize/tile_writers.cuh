@@ -231,6 +231,9 @@ __device__ void row_codes_by_thresholds(const uint4 (&chunks)[kRunChunks],
 struct TileContext {
   int64_t matrix;    // stacked matrix index (0 when ragged)
   float tile_param;  // kWholeTile / kSquareTile codecs: the element parameter
+  // kWholeTile codecs of a span tile whose rows cross groups: each row's
+  // parameter, in place of tile_param (write_rowwise's kRowParams).
+  const float* row_params = nullptr;
 };
 
 // The rowwise output of a tile: output rows = tokens, blocks along K. A
@@ -249,8 +252,10 @@ struct TileContext {
 // nothing, so the shuffles take the full mask. kKeepCodes (fp8 under a
 // whole-tile scale only): a thread also leaves each run's 32 codes in the
 // stage, in place of the run's first two chunks, which only it reads
-// (transpose_row_codes).
-template <gg_dtype kIn, int kTm, class Codec, bool kKeepCodes = false>
+// (transpose_row_codes). kRowParams (kWholeTile codecs): each row takes
+// its own parameter from ctx.row_params, a template flag so that the tiles
+// of one group keep a loop without the per-row load.
+template <gg_dtype kIn, int kTm, class Codec, bool kKeepCodes = false, bool kRowParams = false>
 __device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* tile,
                               const Codec& codec, const TileContext& ctx) {
   using Shape = TileShape<kIn>;
@@ -316,6 +321,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* til
 #pragma unroll
     for (int s = 0; s < kSpans; ++s) {
       float param = ctx.tile_param;
+      if constexpr (kRowParams) param = ctx.row_params[r];
       if constexpr (Codec::kBlock > 0) {
         const BlockDecision decision = codec.decide(fmt::bits_float(amax[s]));
         param = decision.param;
@@ -453,8 +459,12 @@ struct CodeStage {
   // Columnwise codes: one row per K column of the tile, tokens along it
   // (kTm bytes of fp8, kTm / 2 of e2m1).
   uint32_t codes[kTk * kTm / 4];
-  uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
-  uint32_t warp_amax[kWarpsOf<kTm>];               // the tile amax (128x128), per warp
+  // Columnwise 1x128 blocks and row scales never meet in one call.
+  union {
+    uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
+    float row_scales[kTm];  // a span's rows' fp32 scales (row scales; fill_row_scales)
+  };
+  uint32_t warp_amax[kWarpsOf<kTm>];  // the tile amax (128x128), per warp
   // Columnwise byte scales (mxfp8, nvfp4): per K column, its blocks of 16 or 32 tokens.
   uint8_t column_scales[kTk][kMaxColumnBlocks<kTm>];
 };
@@ -851,7 +861,15 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   }
   if (p.rowwise.data != nullptr) {
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
-      const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false)};
+      using Codec = std::decay_t<decltype(codec)>;
+      const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false),
+                            stage->row_scales};
+      if constexpr (Codec::kBlock == kWholeTile) {
+        if (t.mixed_groups) {
+          write_rowwise<kIn, kTm, Codec, false, true>(p.rowwise, t, tile, codec, ctx);
+          return;
+        }
+      }
       write_rowwise<kIn, kTm>(p.rowwise, t, tile, codec, ctx);
     });
   }
@@ -863,13 +881,19 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
 template <gg_dtype kIn, int kTm>
 __device__ __forceinline__ void code_tile_shared(const QuantizeParams& p, const Tile& t,
                                                  uint4* tile, CodeStage<kTm>* stage) {
-  const TileContext ctx{p.stacked ? t.g : 0, outer_scale(p.rowwise, p, t.g)};
+  const TileContext ctx{p.stacked ? t.g : 0, outer_scale(p.rowwise, p, t.g), stage->row_scales};
+  const auto write = [&](auto codec) {
+    using Codec = decltype(codec);
+    if (t.mixed_groups) {
+      write_rowwise<kIn, kTm, Codec, true, true>(p.rowwise, t, tile, codec, ctx);
+    } else {
+      write_rowwise<kIn, kTm, Codec, true>(p.rowwise, t, tile, codec, ctx);
+    }
+  };
   if (p.rowwise.dtype == GG_DTYPE_E4M3) {
-    write_rowwise<kIn, kTm, Fp8Whole<GG_DTYPE_E4M3>, true>(p.rowwise, t, tile, {{}, ctx.tile_param},
-                                                           ctx);
+    write(Fp8Whole<GG_DTYPE_E4M3>{{}, ctx.tile_param});
   } else {
-    write_rowwise<kIn, kTm, Fp8Whole<GG_DTYPE_E5M2>, true>(p.rowwise, t, tile, {{}, ctx.tile_param},
-                                                           ctx);
+    write(Fp8Whole<GG_DTYPE_E5M2>{{}, ctx.tile_param});
   }
   __syncthreads();  // the kept codes are in
   transpose_row_codes<kIn, kTm>(t, tile, stage);
