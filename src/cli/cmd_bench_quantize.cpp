@@ -12,8 +12,9 @@
 // "traffic" column counts (the fraction of copy bandwidth of the bytes
 // actually read and written). The per-group amax output is requested only
 // with group scales, each made from its group's amax; a tensor scale needs
-// the tensor's alone (and without per-group maxima its launches take the
-// groups' rows as one span, plan/quantize_plan.h).
+// the tensor's alone (and without per-group maxima its amax launch, not
+// only its quantize launch, takes spans of the groups' rows,
+// plan/quantize_plan.h).
 // Without a GPU it says why and succeeds.
 #include <cuda_runtime_api.h>
 

@@ -28,7 +28,7 @@ struct QuantizeShape {
   bool long_column_blocks;  // a columnwise 1 x 128 output
   bool e2m1_codes;          // an output of e2m1 codes (nvfp4)
   int64_t shared_bytes_per_block;  // the device's: what a CTA may opt in to
-  // Both launches take the groups' rows as one span (codes_ignore_groups,
+  // Both launches take each chunk's rows as one span (codes_ignore_groups,
   // and no per-group amax asked for): the tiles see one group of M rows.
   bool one_span = false;
 };
@@ -37,10 +37,10 @@ struct QuantizeShape {
 // start or end: ragged input placed by the prefix sum of its sizes (no
 // offsets), no group scales, and every output rowwise with blocks along K
 // (within a token) or none, or columnwise without blocks (fp8 under a
-// tensor scale). Then the groups' rows, [0, their clamped sum), code as
-// one group: the quantize launch takes tiles of that span, so a group
-// boundary costs no partial tile and the columnwise rows stay on 16-byte
-// chunks.
+// tensor scale). Then the groups' rows code as one group: the quantize
+// launch takes its tiles from each chunk's rows (128 groups') as one
+// span, so a group boundary costs no partial tile and the columnwise rows
+// stay on 16-byte chunks.
 bool codes_ignore_groups(const gg_quantize_desc& desc);
 
 // Whether the outputs are fp8 under group scales without blocks, rowwise
