@@ -158,18 +158,23 @@ TEST(QuantizePlan, GroupsAsOneSpanCountAllRows) {
   EXPECT_EQ(plan_quantize(span).tile_rows, 128);
 }
 
-TEST(QuantizePlan, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
-  char data = 0;
-  const int32_t sizes[4] = {};
-  const int32_t offsets[4] = {};
-  gg_quantize_desc d = ragged_desc(1024, 256, GG_DTYPE_BF16, 4, sizes);
-  const auto with = [&](gg_tensor* out, gg_dtype dtype, gg_block_scaling blocks,
-                        gg_scale_extent extent) {
+// A ragged descriptor of four groups whose outputs the predicates of
+// which outputs ignore the groups read: with() requests one.
+class QuantizeOutputs : public ::testing::Test {
+ protected:
+  void with(gg_tensor* out, gg_dtype dtype, gg_block_scaling blocks, gg_scale_extent extent) {
     out->data = &data;
     out->dtype = dtype;
     out->block_scaling = blocks;
     out->scale_extent = extent;
-  };
+  }
+  char data = 0;
+  const int32_t sizes[4] = {};
+  const int32_t offsets[4] = {};
+  gg_quantize_desc d = ragged_desc(1024, 256, GG_DTYPE_BF16, 4, sizes);
+};
+
+TEST_F(QuantizeOutputs, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
   // fp8 under a tensor scale, both outputs: the codes of one span.
   with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
   with(&d.columnwise, GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR);
@@ -216,18 +221,7 @@ TEST(QuantizePlan, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
   EXPECT_FALSE(codes_ignore_groups(d));
 }
 
-TEST(QuantizePlan, GroupScalesByRowForFp8WithoutBlocks) {
-  char data = 0;
-  const int32_t sizes[4] = {};
-  const int32_t offsets[4] = {};
-  gg_quantize_desc d = ragged_desc(1024, 256, GG_DTYPE_BF16, 4, sizes);
-  const auto with = [&](gg_tensor* out, gg_dtype dtype, gg_block_scaling blocks,
-                        gg_scale_extent extent) {
-    out->data = &data;
-    out->dtype = dtype;
-    out->block_scaling = blocks;
-    out->scale_extent = extent;
-  };
+TEST_F(QuantizeOutputs, GroupScalesByRowForFp8WithoutBlocks) {
   with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
   EXPECT_TRUE(group_scales_by_row(d));  // rowwise alone
   with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
