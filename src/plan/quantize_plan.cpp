@@ -70,8 +70,19 @@ QuantizeShape quantize_shape(const gg_quantize_desc& d, int64_t shared_bytes_per
                        codes_ignore_groups(d) && d.amax == nullptr};
 }
 
+namespace {
+
+// Ragged groups that lie back to back, by the prefix sum of their sizes:
+// the only ones a span of rows may cover (offsets may leave gaps, whose
+// rows are never written; stacked matrices are not ragged).
+bool groups_back_to_back(const gg_quantize_desc& d) {
+  return d.group_sizes.sizes != nullptr && d.group_sizes.offsets == nullptr;
+}
+
+}  // namespace
+
 bool codes_ignore_groups(const gg_quantize_desc& d) {
-  if (d.group_sizes.sizes == nullptr || d.group_sizes.offsets != nullptr) return false;
+  if (!groups_back_to_back(d)) return false;
   const auto ignores = [](const gg_tensor& out, bool rowwise) {
     return out.data == nullptr ||
            (out.scale_extent != GG_SCALE_GROUP && out.block_scaling != GG_BLOCK_128X128 &&
@@ -81,7 +92,7 @@ bool codes_ignore_groups(const gg_quantize_desc& d) {
 }
 
 bool group_scales_by_row(const gg_quantize_desc& d) {
-  if (d.group_sizes.sizes == nullptr || d.group_sizes.offsets != nullptr) return false;
+  if (!groups_back_to_back(d)) return false;
   const gg_tensor& row = d.rowwise;
   const gg_tensor& column = d.columnwise;
   if (row.data == nullptr || row.block_scaling != GG_BLOCK_NONE ||

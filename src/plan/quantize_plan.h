@@ -2,8 +2,9 @@
 //
 // A CTA of the quantize kernels (kernels/quantize/) codes tiles of kTm
 // tokens x 128 K-elements with 2 kTm threads, and a tile never crosses a
-// group, so each group's last tile is partly empty (unless no output's
-// codes depend on the groups: codes_ignore_groups). Like the GEMM plan
+// group, so each group's last tile is partly empty (unless the tiles are
+// cut from spans of the groups' rows: codes_ignore_groups,
+// group_scales_by_row). Like the GEMM plan
 // (plan.h), this one sees what the host knows before a launch -- the rows
 // (M of a ragged input, N of each stacked matrix), the group count, the
 // input type and the block shapes asked for -- and never the device-side
@@ -91,7 +92,7 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // a 64-token tile would split its blocks.
 //
 // Outputs that ignore the groups (codes_ignore_groups), whose tiles are all
-// whole but the span's last, take 256-token tiles only from
+// whole but each chunk's span's first and last, take 256-token tiles only from
 // kQuantizeTallSpanRows rows: on an H200 (fp8 with a tensor scale, bf16,
 // one span under both uniform and random routing) 128-token tiles ran
 // 1.04-1.07x faster at 16384 rows (DeepSeek-V3 0.210 against 0.218 ms,

@@ -216,8 +216,9 @@ TEST_P(Quantize, SmallEveryTileHeight) {
 }
 
 // Outputs whose codes ignore the groups (fp8 under a tensor scale, rowwise
-// blocks along K), and fp8 under group scales looked up a row at a time,
-// take each chunk's rows as one span, in both launches when only the
+// blocks along K), and fp8 under group scales (each row of a tile that
+// crosses groups under its own group's scale), take each chunk's rows as
+// one span, in both launches when only the
 // tensor's amax is needed: unaligned group ends, sums
 // short of M, bad sizes, M off 16-byte columnwise rows, and a graph
 // replayed after the sizes changed.
@@ -239,7 +240,7 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
       {nvfp4_tensor, true, fp8_tensor},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, false, {}},
       {nvfp4_tensor, false, {}},
-      // Group scales, looked up a row at a time.
+      // Group scales: rows under their own groups' scales.
       {fp8_group, true, fp8_group},
       {{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP}, false, {}},
   };
