@@ -80,6 +80,7 @@ namespace {
 constexpr int kChunk = 128;   // groups per scan of the sizes
 constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriving
 constexpr int kAmaxBatch = 8;  // the amax pass: 16-byte loads in flight before any is used
+constexpr int kPieceBatches = 4;  // batches of a group's piece of an amax stream
 // Stages start 128-byte aligned (ColumnRun addresses the swizzle by address
 // bits); the dynamic shared memory is asked for with this much slack.
 constexpr int kStageAlignment = 128;
@@ -138,35 +139,32 @@ __device__ typename InputType<kIn>::Mag amax_tile(const QuantizeParams& p, const
   return m;
 }
 
-// The amax pass over a span whose rows lie back to back in memory (rows of
-// cols elements, 16-byte aligned): rows [lo, hi) as one stream of 16-byte
-// chunks in batches of kAmaxBatch a thread, batch b to CTA (b + rotation) mod
-// grid. No tile descriptor between batches: the loads of a thread's next
-// batch follow its last ones after a few instructions, where a tile's took
-// its descriptor's arithmetic first.
+// Chunks of 16 bytes in one batch of the amax pass: kAmaxBatch a thread.
+template <int kTm>
+constexpr int64_t kBatchChunks = int64_t{kThreadsOf<kTm>} * kAmaxBatch;
+
+// The amax pass over input that lies back to back in memory: the 16-byte
+// chunks [0, count) from `chunks` as a stream, in batches of kAmaxBatch a
+// thread, batches `batch`, batch + step, ... No tile descriptor between
+// batches: a thread's next loads follow its last ones after a few
+// instructions, where a tile's took its descriptor's arithmetic first.
 template <gg_dtype kIn, int kTm>
-__device__ typename InputType<kIn>::Mag amax_stream(const QuantizeParams& p, int64_t lo, int64_t hi,
-                                                    int64_t rotation) {
+__device__ typename InputType<kIn>::Mag amax_stream(const uint4* chunks, int64_t count,
+                                                    int64_t batch, int64_t step) {
   using In = InputType<kIn>;
   constexpr int kThreads = kThreadsOf<kTm>;
-  constexpr int kBatch = kAmaxBatch;
-  const uint4* chunks = reinterpret_cast<const uint4*>(
-      static_cast<const typename In::Word*>(p.input) + lo * p.cols);
-  const int64_t count = (hi - lo) * p.cols / TileShape<kIn>::kVec;
-  const int64_t grid = gridDim.x;
   typename In::Mag m = In::zero();
 #pragma unroll 1
-  for (int64_t batch = (static_cast<int64_t>(blockIdx.x) - rotation % grid + grid) % grid;
-       batch * kThreads * kBatch < count; batch += grid) {
-    const int64_t first = batch * kThreads * kBatch + threadIdx.x;
-    uint4 v[kBatch];
+  for (; batch * kBatchChunks<kTm> < count; batch += step) {
+    const int64_t first = batch * kBatchChunks<kTm> + threadIdx.x;
+    uint4 v[kAmaxBatch];
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
+    for (int i = 0; i < kAmaxBatch; ++i) {
       const int64_t index = first + i * kThreads;
       v[i] = index < count ? __ldg(chunks + index) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) m = In::max(m, chunk_magnitude<kIn>(v[i]));
+    for (int i = 0; i < kAmaxBatch; ++i) m = In::max(m, chunk_magnitude<kIn>(v[i]));
   }
   return m;
 }
@@ -201,16 +199,22 @@ __device__ void divide(int64_t a, int64_t b, int64_t* q, int64_t* r) {
   }
 }
 
-// Tile `index` of the chunk of `count` groups from group `base`: its group
-// is the first whose tile_end exceeds `index`.
-template <int kTm>
-__device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_t index,
-                        int64_t tiles_k, int64_t cols) {
+// The chunk's group (of `count`) that tile `index` belongs to: the first
+// whose tile_end exceeds it.
+__device__ inline int group_of_tile(const GroupChunk& chunk, int count, int64_t index) {
   int lo = 0, hi = count - 1;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
     if (chunk.tile_end[mid] > index) hi = mid; else lo = mid + 1;
   }
+  return lo;
+}
+
+// Tile `index` of the chunk of `count` groups from group `base`.
+template <int kTm>
+__device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_t index,
+                        int64_t tiles_k, int64_t cols) {
+  const int lo = group_of_tile(chunk, count, index);
   const int64_t group_tiles = ceil_div(chunk.size[lo], kTm) * tiles_k;
   const int64_t local = index - (chunk.tile_end[lo] - group_tiles);
   Tile t;
@@ -225,6 +229,37 @@ __device__ Tile tile_at(const GroupChunk& chunk, int count, int64_t base, int64_
   t.first_block = chunk.first_block[lo];
   t.mixed_groups = false;
   return t;
+}
+
+// A piece of a group's rows for the amax stream: its 16-byte chunks
+// [first, first + count) of the input.
+struct StreamPiece {
+  int32_t g;
+  int64_t first;
+  int64_t count;
+};
+
+// The input's 16-byte chunks of `rows` rows of `cols` elements (whole
+// chunks: the stream's rows are 16-byte multiples).
+template <gg_dtype kIn>
+__device__ int64_t chunks_of_rows(int64_t rows, int64_t cols) {
+  return rows * cols / TileShape<kIn>::kVec;
+}
+
+// Piece `index` of the chunk of `count` groups from group `base`, where
+// the tiles of the table are each group's pieces of kPieceBatches batches.
+template <gg_dtype kIn, int kTm>
+__device__ StreamPiece piece_at(const GroupChunk& chunk, int count, int64_t base, int64_t index,
+                                int64_t cols) {
+  constexpr int64_t kPieceChunks = kBatchChunks<kTm> * kPieceBatches;
+  const int lo = group_of_tile(chunk, count, index);
+  const int64_t group_chunks = chunks_of_rows<kIn>(chunk.size[lo], cols);
+  const int64_t local = index - (chunk.tile_end[lo] - ceil_div(group_chunks, kPieceChunks));
+  StreamPiece piece;
+  piece.g = static_cast<int32_t>(base + lo);
+  piece.first = chunks_of_rows<kIn>(chunk.start[lo], cols) + local * kPieceChunks;
+  piece.count = min64(kPieceChunks, group_chunks - local * kPieceChunks);
+  return piece;
 }
 
 // The first of the chunk's groups [from, count) that ends past `token`:
@@ -354,10 +389,14 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   const bool one_span =
       p.span && (quantizes(kPass) || (p.amax == nullptr && !p.row_scales));
   int64_t span_tiles_before = 0;
-  // The amax launch over spans of rows that lie back to back: a stream
-  // (amax_stream); its batches dealt on from chunk to chunk.
-  const bool stream_amax = kPass == Pass::kAmax && one_span && p.aligned_input &&
-                           !p.stacked && p.input_stride == p.cols;
+  // The amax launch reads rows that lie back to back in memory (contiguous,
+  // 16-byte aligned) as streams (amax_stream): a chunk's span as one, its
+  // batches dealt round the grid on from the chunks before; else each
+  // group's rows in pieces of kPieceBatches batches, a piece a CTA (the
+  // table's tiles are then pieces).
+  const bool streams = kPass == Pass::kAmax && p.aligned_input && !p.stacked &&
+                       p.input_stride == p.cols;
+  const bool group_pieces = streams && !one_span;
   int64_t stream_batches_before = 0;
 
   for (int64_t base = 0; base < p.groups; base += kChunk) {
@@ -387,7 +426,10 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
         extent = clamp_group(raw_size, has_offsets, raw_offset, previous_end, p.rows, &flags);
       }
     }
-    const int64_t tiles = ceil_div(extent.size, kTm) * tiles_k;
+    const int64_t tiles =
+        group_pieces
+            ? ceil_div(chunks_of_rows<kIn>(extent.size, p.cols), kBatchChunks<kTm> * kPieceBatches)
+            : ceil_div(extent.size, kTm) * tiles_k;
     const int64_t blocks = col_block > 0 ? ceil_div(extent.size, col_block) : 0;
     int64_t tiles_inclusive = 0, tiles_total = 0, blocks_inclusive = 0, blocks_total = 0;
     __syncthreads();  // the scan storage is reused
@@ -455,13 +497,27 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     __syncthreads();
 
     if constexpr (kPass == Pass::kAmax) {
-      if (stream_amax) {
-        const Mag m = amax_stream<kIn, kTm>(p, span_lo, span_hi, stream_batches_before);
+      const uint4* input_chunks = static_cast<const uint4*>(p.input);
+      if (streams && one_span) {
+        const int64_t grid = gridDim.x;
+        const Mag m = amax_stream<kIn, kTm>(
+            input_chunks + chunks_of_rows<kIn>(span_lo, p.cols),
+            chunks_of_rows<kIn>(span_hi - span_lo, p.cols),
+            (static_cast<int64_t>(blockIdx.x) - stream_batches_before % grid + grid) % grid, grid);
         tensor_amax = InputType<kIn>::max(tensor_amax, m);
-        stream_batches_before += ceil_div((span_hi - span_lo) * p.cols / TileShape<kIn>::kVec,
-                                          int64_t{kThreadsOf<kTm>} * kAmaxBatch);
+        stream_batches_before +=
+            ceil_div(chunks_of_rows<kIn>(span_hi - span_lo, p.cols), kBatchChunks<kTm>);
       }
-      for (int64_t i = 0; !stream_amax && i < mine; ++i) {
+      for (int64_t i = 0; group_pieces && i < mine; ++i) {
+        // Each warp merges its max into the group's word: no barrier.
+        const StreamPiece piece = piece_at<kIn, kTm>(chunk, count, base, first + i * gridDim.x,
+                                                     p.cols);
+        const Mag m = amax_stream<kIn, kTm>(input_chunks + piece.first, piece.count, 0, 1);
+        tensor_amax = InputType<kIn>::max(tensor_amax, m);
+        const uint32_t bits = warp_max(max_bits<kIn>(m));
+        if (threadIdx.x % 32 == 0 && bits != 0) atomicMax(p.amax_bits + piece.g, bits);
+      }
+      for (int64_t i = 0; !streams && i < mine; ++i) {
         const Tile t = tile_of(i);
         if (!one_span && t.g != amax_group) {  // the same for the whole CTA
           if (amax_group >= 0) {
