@@ -124,20 +124,19 @@ __device__ typename InputType<kIn>::Mag amax_tile(const QuantizeParams& p, const
   using Shape = TileShape<kIn>;
   using In = InputType<kIn>;
   constexpr int kThreads = kThreadsOf<kTm>;
-  constexpr int kBatch = kAmaxBatch;
-  static_assert(kTm * Shape::kRowChunks % (kBatch * kThreads) == 0, "whole batches");
+  static_assert(kTm * Shape::kRowChunks % (kAmaxBatch * kThreads) == 0, "whole batches");
   typename In::Mag m = In::zero();
 #pragma unroll 1
-  for (int first = 0; first < kTm * Shape::kRowChunks / kThreads; first += kBatch) {
-    uint4 v[kBatch];
+  for (int first = 0; first < kTm * Shape::kRowChunks / kThreads; first += kAmaxBatch) {
+    uint4 v[kAmaxBatch];
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
+    for (int i = 0; i < kAmaxBatch; ++i) {
       const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
       v[i] = load_chunk<kIn>(p, t, input_base, job / Shape::kRowChunks,
                              (job % Shape::kRowChunks) * Shape::kVec);
     }
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) m = In::max(m, chunk_magnitude<kIn>(v[i]));
+    for (int i = 0; i < kAmaxBatch; ++i) m = In::max(m, chunk_magnitude<kIn>(v[i]));
   }
   return m;
 }
@@ -389,7 +388,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   // Each chunk's rows as one span (QuantizeParams::span): the amax launch
   // too when it needs only the tensor's word. span_tiles_before: the span
   // tiles of the chunks before, the same in every thread.
-  const bool one_span =
+  const bool spans =
       p.span && (quantizes(kPass) || (p.amax == nullptr && !p.row_scales));
   int64_t span_tiles_before = 0;
   // The amax launch reads rows that lie back to back in memory (contiguous,
@@ -399,7 +398,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   // table's tiles are then pieces).
   const bool streams = kPass == Pass::kAmax && p.aligned_input && !p.stacked &&
                        p.input_stride == p.cols;
-  const bool group_pieces = streams && !one_span;
+  const bool group_pieces = streams && !spans;
   int64_t stream_batches_before = 0;
 
   for (int64_t base = 0; base < p.groups; base += kChunk) {
@@ -475,7 +474,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     int64_t table_first = tiles_before, table_tiles = tiles_total;
     const int64_t span_lo = rows_before;
     const int64_t span_hi = capped_sum(rows_before, rows_total, p.rows);
-    if (one_span) {
+    if (spans) {
       const int64_t windows = span_hi > span_lo ? ceil_div(span_hi, kTm) - span_lo / kTm : 0;
       table_first = span_tiles_before;
       table_tiles = windows * tiles_k;
@@ -489,7 +488,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
                                          table_first % gridDim.x + gridDim.x) % gridDim.x;
     const auto tile_of = [&](int64_t i) {
       const int64_t index = first + i * gridDim.x;
-      return one_span ? span_tile_at<kTm>(chunk, count, base, quantizes(kPass) && p.row_scales,
+      return spans ? span_tile_at<kTm>(chunk, count, base, quantizes(kPass) && p.row_scales,
                                           span_lo, span_hi, index - table_first, tiles_k, p.cols)
                       : tile_at<kTm>(chunk, count, base, index, tiles_k, p.cols);
     };
@@ -501,7 +500,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
 
     if constexpr (kPass == Pass::kAmax) {
       const uint4* input_chunks = static_cast<const uint4*>(p.input);
-      if (streams && one_span) {
+      if (streams && spans) {
         const int64_t grid = gridDim.x;
         const Mag m = amax_stream<kIn, kTm>(
             input_chunks + chunks_of_rows<kIn>(span_lo, p.cols),
@@ -522,7 +521,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       }
       for (int64_t i = 0; !streams && i < mine; ++i) {
         const Tile t = tile_of(i);
-        if (!one_span && t.g != amax_group) {  // the same for the whole CTA
+        if (!spans && t.g != amax_group) {  // the same for the whole CTA
           if (amax_group >= 0) {
             uint32_t bits = max_bits<kIn>(group_amax);
             flush_group_amax<kTm>(p, amax_group, &bits, reduce);
