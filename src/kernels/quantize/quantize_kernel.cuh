@@ -84,7 +84,7 @@ constexpr int kChunk = 128;   // groups per scan of the sizes
 constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriving
 constexpr int kAmaxBatch = 8;  // the amax pass: 16-byte loads in flight before any is used
 // Batches of a group's piece of an amax stream: 8 ran 1.00-1.04x as fast
-// as 4, and 4 1.00-1.04x as fast as 2, under random routing on an H200
+// as 4, and 4 0.99-1.04x as fast as 2, under random routing on an H200
 // (docs/PERF.md).
 constexpr int kPieceBatches = 8;
 // Stages start 128-byte aligned (ColumnRun addresses the swizzle by address
