@@ -161,6 +161,9 @@ TEST_P(Quantize, EdgeSizes) {
       {"sum<M", {31, 33, 1, 0, 2}, 200},
       {"G=256", random_sizes(256, 3000, rng), 3072},
       {"G=300 edges", edge_sizes(300), 14000},
+      // Groups longer than one piece of the amax launch's stream, the last
+      // piece of each short.
+      {"two long groups", {20000, 1234}, 21300},
       {"M=0", {0, 0}, 0},
   };
   const QuantizeFormatSpec formats[] = {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},

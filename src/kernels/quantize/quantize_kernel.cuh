@@ -505,13 +505,12 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       const uint4* input_chunks = static_cast<const uint4*>(p.input);
       if (streams && spans) {
         const int64_t grid = gridDim.x;
+        const int64_t span_chunks = chunks_of_rows<kIn>(span_hi - span_lo, p.cols);
         const Mag m = amax_stream<kIn, kTm>(
-            input_chunks + chunks_of_rows<kIn>(span_lo, p.cols),
-            chunks_of_rows<kIn>(span_hi - span_lo, p.cols),
+            input_chunks + chunks_of_rows<kIn>(span_lo, p.cols), span_chunks,
             (static_cast<int64_t>(blockIdx.x) - stream_batches_before % grid + grid) % grid, grid);
         tensor_amax = InputType<kIn>::max(tensor_amax, m);
-        stream_batches_before +=
-            ceil_div(chunks_of_rows<kIn>(span_hi - span_lo, p.cols), kBatchChunks<kTm>);
+        stream_batches_before += ceil_div(span_chunks, kBatchChunks<kTm>);
       }
       for (int64_t i = 0; group_pieces && i < mine; ++i) {
         // Each warp merges its max into the group's word: no barrier.
