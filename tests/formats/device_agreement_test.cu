@@ -19,7 +19,9 @@
 // against the fmt:: rules run on the device, over every finite bf16 and
 // fp16 magnitude under 1600 steps; the conversion instruction that widens
 // fp16 block maxes for the quantizer's scale decisions against the
-// reference's decoder, over every 16-bit pattern.
+// reference's decoder, over every 16-bit pattern; the one-correction
+// quotient of 16-bit elements against the division instruction's, over
+// every pair of significands.
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <gtest/gtest.h>
@@ -327,6 +329,46 @@ TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
   }
   check_device_pair_codes<GG_DTYPE_BF16>(kFiniteBf16Magnitudes);
   check_device_pair_codes<GG_DTYPE_FP16>(kFiniteFp16Magnitudes);
+}
+
+// Counts the pairs of significands on which the device's one-correction
+// quotient (ScaleDivider::quotient<true>) differs from x / s: scale
+// 1 + m 2^-23 for the thread's m, x every value of kSignificand significant
+// bits in [1, 2), as the host test arranges them.
+template <int kSignificand>
+__global__ void narrow_quotients_kernel(unsigned long long* mismatches) {
+  const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
+  const float scale = __uint_as_float(127u << 23 | m);
+  const gg::quantize::ScaleDivider divider(scale);
+  unsigned long long wrong = 0;
+  for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
+    const float x = __uint_as_float(127u << 23 | x_bits << (24 - kSignificand));
+    wrong += __float_as_uint(divider.quotient<true>(x)) != __float_as_uint(__fdiv_rn(x, scale));
+  }
+  if (wrong != 0) atomicAdd(mismatches, wrong);
+}
+
+template <int kSignificand>
+void check_device_narrow_quotients() {
+  unsigned long long* mismatches = nullptr;
+  GG_CUDA_OK(cudaMalloc(&mismatches, sizeof(*mismatches)));
+  GG_CUDA_OK(cudaMemset(mismatches, 0, sizeof(*mismatches)));
+  narrow_quotients_kernel<kSignificand><<<(1u << 23) / 256, 256>>>(mismatches);
+  GG_CUDA_OK(cudaGetLastError());
+  unsigned long long host_mismatches = 1;
+  GG_CUDA_OK(cudaMemcpy(&host_mismatches, mismatches, sizeof(host_mismatches),
+                        cudaMemcpyDeviceToHost));
+  GG_CUDA_OK(cudaFree(mismatches));
+  EXPECT_EQ(host_mismatches, 0ull) << kSignificand << "-bit significands";
+}
+
+TEST(DeviceAgreement, OneCorrectionDividesEvery16BitSignificand) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  check_device_narrow_quotients<8>();
+  check_device_narrow_quotients<11>();
 }
 
 // The fp32 bits of every 16-bit pattern as the quantizer's block decisions

@@ -4,7 +4,8 @@
 // every bf16 input under every scale slot, the fp32 edge values and the
 // rounding boundaries (encoder_inputs.h), and e2m1_code over every fp32
 // pattern; the reciprocal division against x / s on random pairs over its
-// whole range. The fp8 instruction itself is device code:
+// whole range, and with one correction for 16-bit x over every pair of
+// significands. The fp8 instruction itself is device code:
 // tests/formats/device_agreement_test.cu runs the same cases on the GPU.
 #include <gtest/gtest.h>
 #include <math.h>
@@ -111,6 +112,46 @@ TEST(ElementEncoders, ReciprocalDivisionIsTheRoundedQuotient) {
     }
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+// ScaleDivider::quotient<true> (one correction) is x / s, correctly
+// rounded, for x of kSignificand significant bits (8: bf16, 11: fp16):
+// every pair of significands, x and s in [1, 2). In fp32's normal range
+// the quotient, the residual and the correction scale with the exponents
+// of x and s, so these pairs are every case there.
+template <int kSignificand>
+void check_narrow_quotients_over_every_significand_pair() {
+  const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  constexpr uint32_t kScales = 1u << 23;
+  std::vector<uint64_t> mismatches(threads, 0);
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < threads; ++w) {
+    workers.emplace_back([&, w] {
+      for (uint32_t m = w; m < kScales; m += threads) {
+        const float scale = float_of_bits(127u << 23 | m);
+        const gg::quantize::ScaleDivider divider(scale);
+        for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
+          const float x = float_of_bits(127u << 23 | x_bits << (24 - kSignificand));
+          const float quotient = divider.quotient<true>(x);
+          if (gg::fmt::float_bits(quotient) != gg::fmt::float_bits(x / scale) &&
+              mismatches[w]++ < 5) {
+            ADD_FAILURE() << std::hexfloat << "x " << x << " scale " << scale << ": "
+                          << quotient << " against " << x / scale;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  for (unsigned w = 0; w < threads; ++w) EXPECT_EQ(mismatches[w], 0u);
+}
+
+TEST(ElementEncoders, OneCorrectionDividesEveryBf16Significand) {
+  check_narrow_quotients_over_every_significand_pair<8>();
+}
+
+TEST(ElementEncoders, OneCorrectionDividesEveryFp16Significand) {
+  check_narrow_quotients_over_every_significand_pair<11>();
 }
 
 // e2m1_pair_codes under e2m1_thresholds gives the reference's nvfp4 codes

@@ -17,8 +17,9 @@
 //
 // A parameter is turned into a Coder once per block (the reciprocal of a
 // scale, say); short_path(coder, amax) says whether every element of a run
-// whose amax that is may take the short encoders, encode2_short(coder, x0,
-// x1), and encode2(coder, x0, x1) codes two elements by the exact ones.
+// whose amax that is may take the short encoders, encode2_short<kIn>(coder,
+// x0, x1) for elements of input type kIn, and encode2(coder, x0, x1) codes
+// two elements by the exact ones.
 // The writers branch once per run, not per element.
 #pragma once
 
@@ -48,8 +49,10 @@ struct DividedFp8 {
   using Coder = ScaleDivider;
   __device__ static Coder coder(float scale) { return ScaleDivider(scale); }
   __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
+  template <gg_dtype kIn>
   __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
-    return fp8x2_divided_finite<kFp8>(x0, x1, c);
+    constexpr bool kNarrow = kIn == GG_DTYPE_BF16 || kIn == GG_DTYPE_FP16;
+    return fp8x2_divided_finite<kFp8, kNarrow>(x0, x1, c);
   }
   __device__ static uint32_t encode2(const Coder& c, float x0, float x1) {
     return fp8x2_divided<kFp8>(x0, c.scale, x1, c.scale);
@@ -92,6 +95,7 @@ struct Mxfp8 {
   __device__ static Coder coder(float multiplier) { return multiplier; }
   // A finite amax has a scale other than the NaN one (m != 0).
   __device__ static bool short_path(float, float amax) { return amax <= FLT_MAX; }
+  template <gg_dtype kIn>
   __device__ static uint32_t encode2_short(float m, float x0, float x1) {
     return mx_fp8x2_finite<kFp8>(x0, x1, m);
   }
@@ -116,6 +120,8 @@ struct Nvfp4 {
   __device__ static Coder coder(float step) { return ScaleDivider(step); }
   // A zero step is outside the divider's fast range.
   __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
+  // 16-bit elements take thresholds instead (kPairThresholds).
+  template <gg_dtype kIn>
   __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
     return nvfp4_code_finite(x0, c) + (nvfp4_code_finite(x1, c) << 4);
   }

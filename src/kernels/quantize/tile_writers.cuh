@@ -31,7 +31,8 @@
 //               instruction an element instead of a second coding).
 // Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
 // is finite takes the short encoders (division by the reciprocal with
-// Markstein's corrections, or the mxfp8 product, then the fp8 conversion
+// Markstein's corrections, one for 16-bit elements and two for fp32, or the
+// mxfp8 product, then the fp8 conversion
 // instruction or the e2m1 arithmetic; fp16 elements are widened by the
 // conversion instruction, exact for finite values), any other block the
 // exact ones; both give the reference's bits. 16-bit elements under nvfp4
@@ -153,10 +154,10 @@ __device__ inline float outer_scale(const OutputParams& out, const QuantizeParam
   return fmt::fp8_scale_from_amax(amax, out.dtype);
 }
 
-// Two elements by the short encoders or the exact ones.
-template <bool kShort, class Codec>
+// Two elements of input type kIn by the short encoders or the exact ones.
+template <bool kShort, gg_dtype kIn, class Codec>
 __device__ uint32_t encode2(const typename Codec::Coder& coder, float x0, float x1) {
-  if constexpr (kShort) return Codec::encode2_short(coder, x0, x1);
+  if constexpr (kShort) return Codec::template encode2_short<kIn>(coder, x0, x1);
   else return Codec::encode2(coder, x0, x1);
 }
 
@@ -342,7 +343,7 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* til
         for (int i = 0; i < Shape::kPairsPerVec; ++i) {
           const int bit = (j * kVec + 2 * i) * Codec::kBits;
           // Added, not ORed, into disjoint fields: the shift folds into one LEA.
-          codes[bit / 32] += encode2<kShort, Codec>(coders[j / kSpanChunks],
+          codes[bit / 32] += encode2<kShort, kIn, Codec>(coders[j / kSpanChunks],
                                                     low_of<kShort, In>(pairs[i]),
                                                     high_of<kShort, In>(pairs[i]))
                              << (bit % 32);
@@ -544,10 +545,10 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
       const int s = kSpans == 2 ? i / 16 : 0;
       const int bit = i * kBits;  // disjoint fields, added as in write_rowwise
       codes[0][bit / 32] +=
-          encode2<kShort, Codec>(coders[0][s], low_of<kShort, In>(a), low_of<kShort, In>(b))
+          encode2<kShort, kIn, Codec>(coders[0][s], low_of<kShort, In>(a), low_of<kShort, In>(b))
           << (bit % 32);
       codes[1][bit / 32] +=
-          encode2<kShort, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
+          encode2<kShort, kIn, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
           << (bit % 32);
     }
   };
