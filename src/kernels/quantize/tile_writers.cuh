@@ -344,8 +344,8 @@ __device__ void write_rowwise(const OutputParams& out, const Tile& t, uint4* til
           const int bit = (j * kVec + 2 * i) * Codec::kBits;
           // Added, not ORed, into disjoint fields: the shift folds into one LEA.
           codes[bit / 32] += encode2<kShort, kIn, Codec>(coders[j / kSpanChunks],
-                                                    low_of<kShort, In>(pairs[i]),
-                                                    high_of<kShort, In>(pairs[i]))
+                                                         low_of<kShort, In>(pairs[i]),
+                                                         high_of<kShort, In>(pairs[i]))
                              << (bit % 32);
         }
       }
@@ -545,10 +545,12 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
       const int s = kSpans == 2 ? i / 16 : 0;
       const int bit = i * kBits;  // disjoint fields, added as in write_rowwise
       codes[0][bit / 32] +=
-          encode2<kShort, kIn, Codec>(coders[0][s], low_of<kShort, In>(a), low_of<kShort, In>(b))
+          encode2<kShort, kIn, Codec>(coders[0][s], low_of<kShort, In>(a),
+                                      low_of<kShort, In>(b))
           << (bit % 32);
       codes[1][bit / 32] +=
-          encode2<kShort, kIn, Codec>(coders[1][s], high_of<kShort, In>(a), high_of<kShort, In>(b))
+          encode2<kShort, kIn, Codec>(coders[1][s], high_of<kShort, In>(a),
+                                      high_of<kShort, In>(b))
           << (bit % 32);
     }
   };
