@@ -8,7 +8,9 @@
 #   scripts/instruction_profile.sh <groupgemm binary> <regex> <subcommand and arguments...>
 #   e.g. scripts/instruction_profile.sh build/release/src/cli/groupgemm quantize_kernel \
 #          bench-quantize --preset deepseek-v3 --tokens 65536 --iters 1 --warm-ms 0 --formats nvfp4_group
-# PROFILE_LAUNCHES (default 2) launches are profiled; SASS_BLOCKS_ARGS go to
+# PROFILE_LAUNCHES (default 2) launches are profiled; NCU_ARGS go to the
+# profile (e.g. "--clock-control none": the GPU's own clock instead of the
+# base clock Nsight Compute locks by default); SASS_BLOCKS_ARGS go to
 # sass_blocks.py (e.g. "--kernel Pass.1 --top 30": the quantize launch). The report and the
 # CSV stay in $OUT (or build/profile), for a second export to compare with
 # (sass_blocks.py --against).
@@ -23,8 +25,10 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 out=${OUT:-$PWD/build/profile}
 mkdir -p "$out"
 report="$out/profile"
+read -r -a ncu_args <<< "${NCU_ARGS:-}"
 "$ncu" --section SourceCounters --metrics gpu__time_duration.sum,smsp__inst_executed.sum \
-  -k "regex:$regex" --launch-count "${PROFILE_LAUNCHES:-2}" -o "$report" -f "$binary" "$@"
+  -k "regex:$regex" --launch-count "${PROFILE_LAUNCHES:-2}" "${ncu_args[@]}" -o "$report" -f \
+  "$binary" "$@"
 "$ncu" -i "$report.ncu-rep" --page source --csv --print-source sass > "$report.csv"
 read -r -a extra <<< "${SASS_BLOCKS_ARGS:-}"
 python3 scripts/sass_blocks.py "$report.csv" "${extra[@]}"

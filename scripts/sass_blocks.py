@@ -6,9 +6,10 @@ SASS (`ncu -i <report> --page source --csv --print-source sass`): one
 section per profiled launch, a row per instruction with its executed warp
 instructions and warp-state samples. A block here is a run of consecutive
 instructions that executed equally often: a basic block, or a stretch of
-one. Prints the launch's totals, then its blocks by instructions executed,
-each with its share of the launch's instructions and samples, how often it
-ran and its first instructions.
+one. Prints the launch's totals and its warp-state samples by stall reason,
+then its blocks by instructions executed, each with its share of the
+launch's instructions and samples, how often it ran and its first
+instructions.
 
 With --against, a second export of the same build (another input, another
 routing) is read too, and the blocks are listed by the instructions they
@@ -25,19 +26,26 @@ import sys
 
 
 def launches(path):
-    """(kernel name, [(mnemonic text, executed, samples)]) per launch section."""
+    """(kernel name, [(mnemonic text, executed, samples)], {stall reason:
+    samples}) per launch section."""
     found = []
     executed = samples = None
+    reasons = {}
     for row in csv.reader(open(path, newline="")):
         if not row:
             continue
         if row[0] == "Kernel Name":
-            found.append((row[1], []))
+            found.append((row[1], [], {}))
         elif row[0] == "Address":
             executed = row.index("Instructions Executed")
             samples = row.index("Warp Stall Sampling (All Samples)")
+            reasons = {name[len("stall_"):]: i for i, name in enumerate(row)
+                       if name.startswith("stall_") and "Not Issued" not in name}
         elif found and executed is not None:
             found[-1][1].append((row[1].strip(), int(row[executed] or 0), int(row[samples] or 0)))
+            stalls = found[-1][2]
+            for reason, i in reasons.items():
+                stalls[reason] = stalls.get(reason, 0) + int(float(row[i] or 0))
     return found
 
 
@@ -68,14 +76,19 @@ def main():
     parser.add_argument("--top", type=int, default=20)
     args = parser.parse_args()
 
-    name, rows = pick(args.csv, args.kernel, args.launch)
+    name, rows, stalls = pick(args.csv, args.kernel, args.launch)
     total = sum(r[1] for r in rows)
     total_samples = sum(r[2] for r in rows) or 1
     print("%s\n  %d instructions, %d warp instructions executed, %d samples" %
           (name, len(rows), total, total_samples))
+    stalled = sum(stalls.values()) or 1
+    print("  samples by stall reason: " +
+          ", ".join("%s %.3f" % (reason, n / stalled)
+                    for reason, n in sorted(stalls.items(), key=lambda item: -item[1])
+                    if n / stalled >= 0.01))
     other = None
     if args.against:
-        other_name, other = pick(args.against, args.kernel, args.launch)
+        other_name, other, _ = pick(args.against, args.kernel, args.launch)
         if len(other) != len(rows):
             sys.exit("sass_blocks: the two exports are not of the same kernel code")
         other_total = sum(r[1] for r in other)
