@@ -32,9 +32,9 @@
 // Elements are coded by the codecs of tile_codecs.cuh: a block whose amax
 // is finite takes the short encoders (division by the reciprocal with
 // Markstein's corrections, one for 16-bit elements and two for fp32, or the
-// mxfp8 product, then the fp8 conversion
-// instruction or the e2m1 arithmetic; fp16 elements are widened by the
-// conversion instruction, exact for finite values), any other block the
+// mxfp8 product, then the fp8 conversion instruction or the e2m1
+// arithmetic; fp16 elements are widened by the conversion instruction,
+// exact for finite values), any other block the
 // exact ones; both give the reference's bits. 16-bit elements under nvfp4
 // skip the division: a block's seven e2m1 thresholds, and a pair's two
 // codes by a binary search over them (element_encoders.h). A 128x128
