@@ -93,6 +93,11 @@
 
 namespace gg::quantize {
 
+// Whether kIn is a 16-bit float (bf16 or fp16): at most 11 significant
+// bits, which the one-correction division and the e2m1 thresholds rely on.
+template <gg_dtype kIn>
+constexpr bool kHalfInput = kIn == GG_DTYPE_BF16 || kIn == GG_DTYPE_FP16;
+
 // The fp8 NaN code with the sign of x (kIeee e5m2: 0x7E; e4m3: 0x7F).
 template <gg_dtype kFp8>
 GG_HD uint32_t fp8_nan_code(uint32_t sign_bit) {
@@ -310,7 +315,7 @@ struct E2m1Thresholds {
 // below. Codes saturate at inf, which no finite element reaches.
 template <gg_dtype kHalf>
 GG_HD uint32_t e2m1_threshold(float step, int j) {
-  static_assert(kHalf == GG_DTYPE_BF16 || kHalf == GG_DTYPE_FP16, "a 16-bit float input");
+  static_assert(kHalfInput<kHalf>, "a 16-bit float input");
   const bool up = e2m1_rounds_up(j);
 #if defined(__CUDA_ARCH__)
   const float offset = __fmul_rn(e2m1_half_ulp(j), step);  // exact: a power of two times a normal

@@ -51,8 +51,7 @@ struct DividedFp8 {
   __device__ static bool short_path(const Coder& c, float amax) { return c.covers(amax); }
   template <gg_dtype kIn>
   __device__ static uint32_t encode2_short(const Coder& c, float x0, float x1) {
-    constexpr bool kNarrow = kIn == GG_DTYPE_BF16 || kIn == GG_DTYPE_FP16;
-    return fp8x2_divided_finite<kFp8, kNarrow>(x0, x1, c);
+    return fp8x2_divided_finite<kFp8, kHalfInput<kIn>>(x0, x1, c);
   }
   __device__ static uint32_t encode2(const Coder& c, float x0, float x1) {
     return fp8x2_divided<kFp8>(x0, c.scale, x1, c.scale);

@@ -34,8 +34,8 @@
 // Markstein's corrections, one for 16-bit elements and two for fp32, or the
 // mxfp8 product, then the fp8 conversion instruction or the e2m1
 // arithmetic; fp16 elements are widened by the conversion instruction,
-// exact for finite values), any other block the
-// exact ones; both give the reference's bits. 16-bit elements under nvfp4
+// exact for finite values), any other block the exact ones; both give the
+// reference's bits. 16-bit elements under nvfp4
 // skip the division: a block's seven e2m1 thresholds, and a pair's two
 // codes by a binary search over them (element_encoders.h). A 128x128
 // block takes the tile's amax, reduced over the CTA. Block decisions read
@@ -183,8 +183,7 @@ __device__ void by_path(bool short_path, F&& f) {
 // Whether a codec's short path codes 16-bit pairs by thresholds
 // (element_encoders.h) rather than element by element.
 template <gg_dtype kIn, class Codec>
-constexpr bool kPairThresholds =
-    (kIn == GG_DTYPE_BF16 || kIn == GG_DTYPE_FP16) && std::is_same_v<Codec, Nvfp4>;
+constexpr bool kPairThresholds = kHalfInput<kIn> && std::is_same_v<Codec, Nvfp4>;
 
 // Whether a run under `coder` whose amax is `amax` takes the short path.
 // Thresholds hold for every finite magnitude under a step in the divider's
