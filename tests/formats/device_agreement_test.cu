@@ -207,7 +207,8 @@ TEST(DeviceAgreement, FastQuantizeEncodersGiveTheReferenceBits) {
   GG_CUDA_OK(cudaFree(device_out));
 
   const char* results[kEncoderResults] = {"fp8 e4m3 | e5m2 << 16 (x / scale)",
-                                          "mxfp8 e4m3 | e5m2 << 16", "nvfp4 | e2m1 << 8"};
+                                          "mxfp8 e4m3 | e5m2 << 16", "nvfp4 | e2m1 << 8",
+                                          "fp8 e4m3 | e5m2 << 16 (bf16 x, one correction)"};
   int mismatches = 0;
   for (int64_t i = 0; i < count && mismatches < 20; ++i) {
     const EncoderCase& c = cases[static_cast<size_t>(i)];
@@ -332,7 +333,7 @@ TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
 }
 
 // Counts the pairs of significands on which the device's one-correction
-// quotient (ScaleDivider::quotient<true>) differs from x / s: scale
+// quotient (ScaleDivider::divide<true>) differs from x / s: scale
 // 1 + m 2^-23 for the thread's m, x every value of kSignificand significant
 // bits in [1, 2), as the host test arranges them.
 template <int kSignificand>
@@ -343,7 +344,7 @@ __global__ void narrow_quotients_kernel(unsigned long long* mismatches) {
   unsigned long long wrong = 0;
   for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
     const float x = __uint_as_float(127u << 23 | x_bits << (24 - kSignificand));
-    wrong += __float_as_uint(divider.quotient<true>(x)) != __float_as_uint(__fdiv_rn(x, scale));
+    wrong += __float_as_uint(divider.divide<true>(x)) != __float_as_uint(__fdiv_rn(x, scale));
   }
   if (wrong != 0) atomicAdd(mismatches, wrong);
 }

@@ -114,7 +114,7 @@ TEST(ElementEncoders, ReciprocalDivisionIsTheRoundedQuotient) {
   EXPECT_EQ(mismatches, 0);
 }
 
-// ScaleDivider::quotient<true> (one correction) is x / s, correctly
+// ScaleDivider::divide<true> (one correction) is x / s, correctly
 // rounded, for x of kSignificand significant bits (8: bf16, 11: fp16):
 // every pair of significands, x and s in [1, 2). In fp32's normal range
 // the quotient, the residual and the correction scale with the exponents
@@ -132,7 +132,7 @@ void check_narrow_quotients_over_every_significand_pair() {
         const gg::quantize::ScaleDivider divider(scale);
         for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
           const float x = float_of_bits(127u << 23 | x_bits << (24 - kSignificand));
-          const float quotient = divider.quotient<true>(x);
+          const float quotient = divider.divide<true>(x);
           if (gg::fmt::float_bits(quotient) != gg::fmt::float_bits(x / scale) &&
               mismatches[w]++ < 5) {
             ADD_FAILURE() << std::hexfloat << "x " << x << " scale " << scale << ": "

@@ -194,13 +194,21 @@ GG_HD uint32_t ref_nv(float x, float step) {
 // path where it applies, the exact path otherwise.
 GG_HD bool finite(float x) { return (gg::fmt::float_bits(x) & ~gg::fmt::kF32SignBit) < 0x7F800000u; }
 
-template <gg_dtype kFp8>
+template <gg_dtype kFp8, bool kNarrow = false>
 GG_HD uint32_t fast_fp8(float x, float scale) {
   namespace q = gg::quantize;
   const q::ScaleDivider divider(scale);
-  return (divider.covers(fabsf(x)) ? q::fp8x2_divided_finite<kFp8>(x, x, divider)
+  return (divider.covers(fabsf(x)) ? q::fp8x2_divided_finite<kFp8, kNarrow>(x, x, divider)
                                    : q::fp8x2_divided<kFp8>(x, scale, x, scale)) &
          0xFFu;
+}
+
+// fast_fp8 as the tile writers code bf16 input: one correction where x is a
+// bf16 value.
+template <gg_dtype kFp8>
+GG_HD uint32_t fast_fp8_of_bf16(float x, float scale) {
+  return (gg::fmt::float_bits(x) & 0xFFFFu) == 0 ? fast_fp8<kFp8, true>(x, scale)
+                                                 : fast_fp8<kFp8>(x, scale);
 }
 
 template <gg_dtype kFp8>
@@ -232,10 +240,11 @@ GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
   return fast_nv(x0, step0) | fast_nv(x1, step1) << 4;
 }
 
-// Three result words for the pair (x0 under slot j0, x1 under slot j1):
-// fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4.
+// Four result words for the pair (x0 under slot j0, x1 under slot j1):
+// fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4, and
+// fp8 again with one correction for bf16 values (fast_fp8_of_bf16).
 // `fast` picks the element_encoders.h path, else the fmt:: rules.
-constexpr int kEncoderResults = 3;
+constexpr int kEncoderResults = 4;
 GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j1, bool fast,
                        uint32_t* out) {
   namespace f = gg::fmt;
@@ -250,6 +259,10 @@ GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j
              fast_mx<GG_DTYPE_E5M2>(x0, m0) << 16 | fast_mx<GG_DTYPE_E5M2>(x1, m1) << 24;
     out[2] = fast_nv_pair(x0, s.nvfp4_step[j0], x1, s.nvfp4_step[j1]) |
              q::e2m1_code(x0) << 8 | q::e2m1_code(x1) << 12;
+    out[3] = fast_fp8_of_bf16<GG_DTYPE_E4M3>(x0, s.e4m3[j0]) |
+             fast_fp8_of_bf16<GG_DTYPE_E4M3>(x1, s.e4m3[j1]) << 8 |
+             fast_fp8_of_bf16<GG_DTYPE_E5M2>(x0, s.e5m2[j0]) << 16 |
+             fast_fp8_of_bf16<GG_DTYPE_E5M2>(x1, s.e5m2[j1]) << 24;
     return;
   }
   out[0] = ref_fp8(x0, s.e4m3[j0], GG_DTYPE_E4M3) | ref_fp8(x1, s.e4m3[j1], GG_DTYPE_E4M3) << 8 |
@@ -259,6 +272,7 @@ GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j
   out[2] = ref_nv(x0, s.nvfp4_step[j0]) | ref_nv(x1, s.nvfp4_step[j1]) << 4 |
            static_cast<uint32_t>(f::float_to_e2m1(x0)) << 8 |
            static_cast<uint32_t>(f::float_to_e2m1(x1)) << 12;
+  out[3] = out[0];
 }
 
 // The pairs to check: every input under every scale slot (its partner the

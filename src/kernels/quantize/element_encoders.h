@@ -30,11 +30,12 @@
 // (then |x| >= 2^-100); below 2^-20 the quotient may be off in its last
 // bits, but every such value codes to a signed zero in e4m3, e5m2 and e2m1
 // (whose smallest non-zero magnitudes are 2^-9, 2^-16 and 0.5), and the
-// quotient keeps x's sign (copied over, as -0 / s would otherwise come out
-// +0 through the corrections). So for finite x and such s the codes equal
-// the divided ones; other scales, blocks holding inf or NaN and quotients
-// near overflow take the division (tests/formats: every bf16 under 64 scales on host and device,
-// and 20 million random pairs on the host).
+// quotient keeps x's sign (each correction formed as q - RN(q s - x) r, so
+// that -0 / s comes out -0 too, with no instruction to copy the sign). So
+// for finite x and such s the codes equal the divided ones; other scales,
+// blocks holding inf or NaN and quotients near overflow take the division
+// (tests/formats: every bf16 under 64 scales on host and device, and 20
+// million random pairs on the host).
 //
 // x of a bf16 or fp16 element (8 or 11 significant bits) needs only the
 // first correction: q1 is already RN(x / s). In fp32's normal range q0, the
@@ -145,38 +146,22 @@ struct ScaleDivider {
   // range, and amax finite with amax / s far from overflow.
   GG_HD bool covers(float amax) const { return fast && amax * reciprocal < 0x1p100f; }
 
-  // x / s for |x| within what covers() accepted, but for the sign of a
-  // quotient under 2^-20 (see divide). kNarrow: x is a bf16 or fp16 value,
-  // for which the first correction is enough (see the top).
+  // x / s for |x| within what covers() accepted (see the top). kNarrow: x
+  // is a bf16 or fp16 value, for which the first correction is enough.
+  // Each correction is written q - RN(q s - x) r rather than
+  // q + RN(x - q s) r: the same value, but -0 / s comes out -0 (the
+  // residual of x = -0 is then +0, and -0 - (+0) r is -0), where the other
+  // form gives +0; a nonzero quotient has x's sign in either.
   template <bool kNarrow = false>
-  GG_HD float quotient(float x) const {
+  GG_HD float divide(float x) const {
 #if defined(__CUDA_ARCH__)
     const float q0 = __fmul_rn(x, reciprocal);  // not to be fused into the next fma
 #else
     const float q0 = x * reciprocal;
 #endif
-    const float q1 = fmaf(fmaf(-q0, scale, x), reciprocal, q0);
+    const float q1 = fmaf(-fmaf(q0, scale, -x), reciprocal, q0);
     if constexpr (kNarrow) return q1;
-    return fmaf(fmaf(-q1, scale, x), reciprocal, q1);
-  }
-
-  // x / s for |x| within what covers() accepted.
-  template <bool kNarrow = false>
-  GG_HD float divide(float x) const { return with_sign_of(quotient<kNarrow>(x), x); }
-
-  // q with the sign bit of x: one LOP3 on the device, where the plain
-  // expression compiles to two.
-  GG_HD static float with_sign_of(float q, float x) {
-#if defined(__CUDA_ARCH__)
-    uint32_t bits;
-    asm("lop3.b32 %0, %1, %2, %3, 0xD8;"  // (q & ~sign) | (x & sign)
-        : "=r"(bits)
-        : "r"(fmt::float_bits(q)), "r"(fmt::float_bits(x)), "n"(fmt::kF32SignBit));
-    return fmt::bits_float(bits);
-#else
-    return fmt::bits_float((fmt::float_bits(q) & ~fmt::kF32SignBit) |
-                           (fmt::float_bits(x) & fmt::kF32SignBit));
-#endif
+    return fmaf(-fmaf(q1, scale, -x), reciprocal, q1);
   }
 };
 
@@ -250,11 +235,10 @@ GG_HD uint32_t e2m1_code(float y) { return y != y ? 0x7u : e2m1_code_number(y); 
 // scale, the product the reference forms (0: the element codes to 0).
 GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1_code(x / step); }
 
-// nvfp4_code for x that the step's divider covers: the quotient's magnitude
-// (exact, or under 2^-20 where the code is 0 either way) and x's sign.
+// nvfp4_code for x that the step's divider covers: the quotient is exact,
+// or under 2^-20 with x's sign, where the code is a signed 0 either way.
 GG_HD uint32_t nvfp4_code_finite(float x, const ScaleDivider& step) {
-  return e2m1_signed(e2m1_magnitude_bits(fminf(fabsf(step.quotient(x)), 6.0f)),
-                     fmt::float_bits(x));
+  return e2m1_code_number(step.divide(x));
 }
 
 // fmt::float_to_ue4m3: NaN -> 0x7F, negative (-0 included) -> 0, else e4m3
