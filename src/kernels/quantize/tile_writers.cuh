@@ -510,12 +510,15 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
     for (int s = 0; s < kSpans; ++s) {
       uint32_t amax = kSpans == 2 ? run.amax_bits(h, s) : max(run.amax_bits(h, 0), run.amax_bits(h, 1));
       float param = ctx.tile_param;
-      if constexpr (kBlock == 128) {  // the four chunks of the run's block
+      if constexpr (kBlock == 128) {
+        // The chunks of the run's block (four, fewer in a shorter tile).
+        // Every run leaves its chunk's amax, 0 past the tile's rows, so
+        // all are read, unrolled.
+        constexpr int kChunks = kTm < kBlock ? kTm / kColumnTokens : kBlock / kColumnTokens;
+        const int first_chunk = run.chunk / kChunks * kChunks;
         amax = 0;
-        const int first_chunk = run.chunk / 4 * 4;
-        for (int c = first_chunk; c < first_chunk + 4 && c * kColumnTokens < t.rows; ++c) {
-          amax = max(amax, stage->chunk_amax[c][k]);
-        }
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) amax = max(amax, stage->chunk_amax[first_chunk + c][k]);
       }
       if constexpr (kBlock > 0) {
         const BlockDecision decision = codec.decide(fmt::bits_float(amax));
