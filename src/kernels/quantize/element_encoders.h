@@ -54,7 +54,7 @@
 // rebased by 126 exponent steps, rounded to nearest even at bit 22 and
 // shifted down are the code (a carry out of the mantissa bumps the exponent,
 // 6 is 7). NaN is patched to +6; a quotient that skips the patch (the short
-// path: finite elements) takes its sign from x itself. Both are checked
+// path: finite elements) keeps its own sign, which is x's. Both are checked
 // against fmt::float_to_e2m1 over every fp32 pattern.
 //
 // bf16 and fp16 elements under a block's step take no division at all:
