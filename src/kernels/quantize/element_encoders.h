@@ -146,12 +146,11 @@ struct ScaleDivider {
   // range, and amax finite with amax / s far from overflow.
   GG_HD bool covers(float amax) const { return fast && amax * reciprocal < 0x1p100f; }
 
-  // x / s for |x| within what covers() accepted (see the top). kNarrow: x
-  // is a bf16 or fp16 value, for which the first correction is enough.
-  // Each correction is written q - RN(q s - x) r rather than
-  // q + RN(x - q s) r: the same value, but -0 / s comes out -0 (the
-  // residual of x = -0 is then +0, and -0 - (+0) r is -0), where the other
-  // form gives +0; a nonzero quotient has x's sign in either.
+  // x / s for |x| within what covers() accepted, with x's sign (see the
+  // top). kNarrow: x is a bf16 or fp16 value, for which the first
+  // correction is enough. A correction q - RN(q s - x) r has the value of
+  // q + RN(x - q s) r, but turns -0 into -0 (its residual is +0), where
+  // the other form gives +0.
   template <bool kNarrow = false>
   GG_HD float divide(float x) const {
 #if defined(__CUDA_ARCH__)
