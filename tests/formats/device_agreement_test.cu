@@ -333,19 +333,14 @@ TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
 }
 
 // Counts the pairs of significands on which the device's one-correction
-// quotient (ScaleDivider::divide<true>) differs from x / s: scale
-// 1 + m 2^-23 for the thread's m, x every value of kSignificand significant
-// bits in [1, 2), as the host test arranges them.
+// quotient differs from x / s: for_each_narrow_quotient of the thread's m.
 template <int kSignificand>
 __global__ void narrow_quotients_kernel(unsigned long long* mismatches) {
-  const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
-  const float scale = __uint_as_float(127u << 23 | m);
-  const gg::quantize::ScaleDivider divider(scale);
   unsigned long long wrong = 0;
-  for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
-    const float x = __uint_as_float(127u << 23 | x_bits << (24 - kSignificand));
-    wrong += __float_as_uint(divider.divide<true>(x)) != __float_as_uint(__fdiv_rn(x, scale));
-  }
+  for_each_narrow_quotient<kSignificand>(
+      blockIdx.x * blockDim.x + threadIdx.x, [&](float x, float scale, float quotient) {
+        wrong += __float_as_uint(quotient) != __float_as_uint(__fdiv_rn(x, scale));
+      });
   if (wrong != 0) atomicAdd(mismatches, wrong);
 }
 

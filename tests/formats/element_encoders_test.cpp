@@ -115,10 +115,8 @@ TEST(ElementEncoders, ReciprocalDivisionIsTheRoundedQuotient) {
 }
 
 // ScaleDivider::divide<true> (one correction) is x / s, correctly
-// rounded, for x of kSignificand significant bits (8: bf16, 11: fp16):
-// every pair of significands, x and s in [1, 2). In fp32's normal range
-// the quotient, the residual and the correction scale with the exponents
-// of x and s, so these pairs are every case there.
+// rounded, for x of kSignificand significant bits (8: bf16, 11: fp16), on
+// every pair of significands (for_each_narrow_quotient).
 template <int kSignificand>
 void check_narrow_quotients_over_every_significand_pair() {
   const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
@@ -128,17 +126,13 @@ void check_narrow_quotients_over_every_significand_pair() {
   for (unsigned w = 0; w < threads; ++w) {
     workers.emplace_back([&, w] {
       for (uint32_t m = w; m < kScales; m += threads) {
-        const float scale = float_of_bits(127u << 23 | m);
-        const gg::quantize::ScaleDivider divider(scale);
-        for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
-          const float x = float_of_bits(127u << 23 | x_bits << (24 - kSignificand));
-          const float quotient = divider.divide<true>(x);
+        for_each_narrow_quotient<kSignificand>(m, [&](float x, float scale, float quotient) {
           if (gg::fmt::float_bits(quotient) != gg::fmt::float_bits(x / scale) &&
               mismatches[w]++ < 5) {
             ADD_FAILURE() << std::hexfloat << "x " << x << " scale " << scale << ": "
                           << quotient << " against " << x / scale;
           }
-        }
+        });
       }
     });
   }

@@ -211,6 +211,23 @@ GG_HD uint32_t fast_fp8_of_bf16(float x, float scale) {
                                                  : fast_fp8<kFp8>(x, scale);
 }
 
+// The pairs of significands behind the one-correction division of 16-bit
+// elements: scale 1 + m 2^-23, and x every value of kSignificand (8: bf16,
+// 11: fp16) significant bits in [1, 2). Calls f(x, scale, quotient) with
+// the quotient ScaleDivider::divide<true> gives, which must be x / scale.
+// In fp32's normal range the quotient, the residual and the correction
+// scale with the exponents of x and s, so the pairs of all m are every case
+// there. The host test and the device test each run it for every m.
+template <int kSignificand, class F>
+GG_HD void for_each_narrow_quotient(uint32_t m, F&& f) {
+  const float scale = gg::fmt::bits_float(127u << 23 | m);
+  const gg::quantize::ScaleDivider divider(scale);
+  for (uint32_t x_bits = 0; x_bits < (1u << (kSignificand - 1)); ++x_bits) {
+    const float x = gg::fmt::bits_float(127u << 23 | x_bits << (24 - kSignificand));
+    f(x, scale, divider.divide<true>(x));
+  }
+}
+
 template <gg_dtype kFp8>
 GG_HD uint32_t fast_mx(float x, float multiplier) {
   namespace q = gg::quantize;
