@@ -19,7 +19,7 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
   const bool needs_128 = shape.square_blocks || shape.long_column_blocks;
   if (shape.square_blocks) {
     plan.reason = "128 x 128 blocks";
-  } else if (shape.long_column_blocks) {
+  } else if (shape.long_column_blocks && rows_per_group < kQuantizeLongGroupRows) {
     plan.reason = "columnwise 1 x 128 blocks";
   } else if (rows_per_group <= kQuantizeShortGroupRowsFp8 ||
              (rows_per_group <= kQuantizeShortGroupRows &&

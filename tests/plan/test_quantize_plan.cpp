@@ -68,11 +68,18 @@ TEST(QuantizePlan, BlockShapesKeepTheirHeights) {
   EXPECT_EQ(plan_quantize(square).tile_rows, 128);
   square.rows = 64;
   EXPECT_EQ(plan_quantize(square).tile_rows, 128);
-  // Columnwise 1x128 blocks keep 128-token tiles at every group size.
+  // Columnwise 1x128 blocks: never 64-token tiles, which would split a
+  // block; 256 for long groups, as other outputs take.
   QuantizeShape long_blocks = ragged(16384, 256);
   long_blocks.long_column_blocks = true;
   EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
+  long_blocks.rows = 8 * 256;
+  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
+  long_blocks.rows = 255 * 256;
+  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
   long_blocks.rows = 65536;
+  EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 256);
+  long_blocks.input = GG_DTYPE_FP32;
   EXPECT_EQ(plan_quantize(long_blocks).tile_rows, 128);
   EXPECT_EQ(plan_quantize(ragged(65536, 8, GG_DTYPE_FP16)).tile_rows, 256);
 }
