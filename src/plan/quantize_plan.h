@@ -87,9 +87,14 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // at 256 and 512 rows 256-token tiles ran mxfp8 1.05-1.10x, fp8 with a
 // tensor scale 1.02-1.04x and nvfp4 1.00-1.02x, where 64-token tiles lost
 // (0.85-0.93x) and 256-token tiles lost at 64-128 rows (0.58-0.80x). A
-// columnwise 1 x 128 output keeps 128-token tiles: at 256 it ran 0.91x
-// (each column's block amax then gathers from four of eight chunks), and
-// a 64-token tile would split its blocks.
+// columnwise 1 x 128 output never takes 64-token tiles, which would split
+// its blocks, and takes 256 from the same average: on an H200 (bf16,
+// against 128-token tiles) 1.05-1.42x under skewed routing and 1.00-1.44x
+// under random routing at 65536-131072 rows (DeepSeek-V3 131072 random
+// 2.97 -> 2.06 ms; fp16 input 1.06-1.51x), where groups start anywhere and
+// the tiles that pay for it (a group's partial last one, rows shifted to
+// the output's alignment) are half as many; 0.92-1.00x under uniform
+// routing, whose 256- to 1024-row groups start 256-aligned (docs/PERF.md).
 //
 // Outputs that ignore the groups (codes_ignore_groups), whose tiles are all
 // whole but each chunk's span's first and last, take 256-token tiles only from
@@ -125,9 +130,9 @@ struct QuantizePlan {
   std::string describe() const;
 };
 
-// 128-token tiles where an output has 128 x 128 blocks or a columnwise
-// output has 1 x 128 blocks; else 64 for short groups, 256 for long ones
-// of 16-bit input (two stages of 256 fp32 tokens exceed every device's
+// 128-token tiles where an output has 128 x 128 blocks, or a columnwise
+// output has 1 x 128 blocks and the groups are not long; else 64 for short
+// groups, 256 for long ones of 16-bit input (two stages of 256 fp32 tokens exceed every device's
 // shared memory) where they fit the device's shared memory (227 KB a CTA
 // on sm_90, not the 163 KB of sm_80 or the 99 KB of sm_86 and sm_89), 128
 // between. Where 128-token tiles do not fit (fp32 input on sm_86 and

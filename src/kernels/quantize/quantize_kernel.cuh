@@ -10,8 +10,8 @@
 // keep every thread on their rows, long ones write longer columnwise runs;
 // plan/quantize_plan.h). Group g's tiles start at its first token, so every
 // columnwise block (16, 32 or 128 tokens, restarting at every group start;
-// the plan gives 1x128 columnwise blocks kTm = 128) and every 128x128 block
-// (only with kTm = 128) lies inside one tile. No metadata kernel and no table in global
+// the plan gives 1x128 columnwise blocks kTm = 128 or 256) and every
+// 128x128 block (only with kTm = 128) lies inside one tile. No metadata kernel and no table in global
 // memory: every CTA of the persistent grid scans the device sizes itself,
 // 128 groups at a time (CUB block scans of the clamped extents by
 // gg::clamp_group, the tile prefix and the columnwise first-block prefix as
