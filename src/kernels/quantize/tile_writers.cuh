@@ -830,6 +830,21 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
   }
 }
 
+// Waits for the runs whose chunk maxima the caller's 1x128 column blocks
+// take (code_columnwise): the warps of its column half (warp % 2) whose
+// chunks lie in its 128-token block, each having left its chunk's maxima
+// in the stage. A named barrier of their own (1 to 4), so that each
+// block's warps go on to code as soon as they have exchanged, where a CTA
+// barrier would hold the sixteen warps of a 256-token tile for the
+// slowest.
+template <int kTm>
+__device__ __forceinline__ void sync_block_runs() {
+  constexpr int kChunks = kTm < 128 ? kTm / kColumnTokens : 128 / kColumnTokens;
+  const int warp = static_cast<int>(threadIdx.x) / 32;  // chunk warp / 2
+  asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / 2 / kChunks * 2 + warp % 2), "n"(kChunks * 32)
+               : "memory");
+}
+
 // Codes one tile from its stage. Every thread calls it (it has barriers).
 // Inlined: as a call it would take the tile descriptor through the stack.
 template <gg_dtype kIn, int kTm>
@@ -851,7 +866,11 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
                                        max(run.amax_bits(1, 0), run.amax_bits(1, 1))));
     if (threadIdx.x % 32 == 0) stage->warp_amax[threadIdx.x / 32] = warp;
   }
-  if (long_blocks || need_tile_amax) __syncthreads();
+  if (need_tile_amax) {
+    __syncthreads();
+  } else if (long_blocks) {
+    sync_block_runs<kTm>();
+  }
   float tile_amax = 0.0f;
   if (need_tile_amax) {
     uint32_t all = 0;
