@@ -38,7 +38,7 @@ QuantizePlan plan_quantize(const QuantizeShape& shape) {
       !quantize_tiles_fit(input_bytes, 128, shape.shared_bytes_per_block)) {
     if (needs_128) {
       plan.tile_rows = 0;
-      plan.reason += "; its 128-token tiles need " +
+      plan.reason += "; its 128-token tiles (the least its blocks take) need " +
                      std::to_string(quantize_dynamic_smem_bytes(input_bytes, 128) +
                                     kQuantizeStaticSmem) +
                      " bytes of shared memory a CTA, the device allows " +

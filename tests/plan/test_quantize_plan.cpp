@@ -114,11 +114,14 @@ TEST(QuantizePlan, Fp32WhereItsTilesDoNotFit) {
     blocks.long_column_blocks = !square;
     const QuantizePlan none = plan_quantize(blocks);
     EXPECT_EQ(none.tile_rows, 0);
+    // Long groups of 1x128 blocks would take 256-token tiles, which fp32
+    // input has not.
     EXPECT_EQ(none.describe(),
               std::string("quantize fp32 rows=65536 G=8: no tile height fits (") +
-                  (square ? "128 x 128 blocks" : "columnwise 1 x 128 blocks") +
-                  "; its 128-token tiles need 156832 bytes of shared memory a CTA, the device "
-                  "allows 101376)");
+                  (square ? "128 x 128 blocks"
+                          : "groups average 8192 rows; fp32 input has no 256-token tiles") +
+                  "; its 128-token tiles (the least its blocks take) need 156832 bytes of shared "
+                  "memory a CTA, the device allows 101376)");
   }
   // 16-bit input fits every height but 256 there.
   QuantizeShape bf16 = ragged(65536, 8);
