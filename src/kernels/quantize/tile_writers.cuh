@@ -7,7 +7,8 @@
 //               reads are 128 bytes of one row. It keeps the column amaxes
 //               of its 16- and 32-token blocks (decision_max: SIMD maxes,
 //               two columns in one instruction); a 1x128 block combines the
-//               four chunks of its column through shared memory. It codes
+//               four chunks of its column through shared memory, its four
+//               warps waiting only for each other (sync_block_runs). It codes
 //               each column into a staging buffer of code rows (one per K
 //               column, tokens along it), byte scales into another, and
 //               after a barrier the warps copy both out: code rows in
