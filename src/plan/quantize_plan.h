@@ -94,7 +94,11 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // 2.97 -> 2.06 ms; fp16 input 1.06-1.51x), where groups start anywhere and
 // the tiles that pay for it (a group's partial last one, rows shifted to
 // the output's alignment) are half as many; 0.92-1.00x under uniform
-// routing, whose 256- to 1024-row groups start 256-aligned (docs/PERF.md).
+// routing, whose 256- to 1024-row groups start 256-aligned, while a
+// tile's sixteen warps met at a CTA barrier to exchange its blocks' chunk
+// maxima. Since each block's four warps wait only for each other
+// (tile_writers.cuh), 1.08-1.13x faster again there and 1.04-1.07x under
+// random routing (docs/PERF.md).
 //
 // Outputs that ignore the groups (codes_ignore_groups), whose tiles are all
 // whole but each chunk's span's first and last, take 256-token tiles only from
