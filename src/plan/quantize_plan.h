@@ -136,10 +136,10 @@ struct QuantizePlan {
 
 // 128-token tiles where an output has 128 x 128 blocks, or a columnwise
 // output has 1 x 128 blocks and the groups are not long; else 64 for short
-// groups, 256 for long ones of 16-bit input (two stages of 256 fp32 tokens exceed every device's
-// shared memory) where they fit the device's shared memory (227 KB a CTA
-// on sm_90, not the 163 KB of sm_80 or the 99 KB of sm_86 and sm_89), 128
-// between. Where 128-token tiles do not fit (fp32 input on sm_86 and
+// groups, 256 for long ones of 16-bit input (two stages of 256 fp32
+// tokens exceed every device's shared memory) where they fit the device's
+// shared memory (227 KB a CTA on sm_90, not the 163 KB of sm_80 or the 99
+// KB of sm_86 and sm_89), 128 between. Where 128-token tiles do not fit (fp32 input on sm_86 and
 // sm_89: 153 KB) 64 instead, or, for the block shapes that need 128, none:
 // tile_rows 0, and the reason says what it would take.
 QuantizePlan plan_quantize(const QuantizeShape& shape);

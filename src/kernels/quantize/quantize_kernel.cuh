@@ -5,30 +5,29 @@
 // input always in flight.
 //
 // Work is cut into tiles of kTm tokens x 128 K-elements that never cross a
-// group, coded by CTAs of 2 kTm threads; kTm is 64, 128 or 256, one
-// instance each, as the plan picks from the average group (short groups
-// keep every thread on their rows, long ones write longer columnwise runs;
+// group, coded by CTAs of 2 kTm threads; kTm is 64, 128 or 256, one instance
+// each, as the plan picks from the average group (short groups keep every
+// thread on their rows, long ones write longer columnwise runs;
 // plan/quantize_plan.h). Group g's tiles start at its first token, so every
-// columnwise block (16, 32 or 128 tokens, restarting at every group start;
-// the plan gives 1x128 columnwise blocks kTm = 128 or 256) and every
-// 128x128 block (only with kTm = 128) lies inside one tile. No metadata kernel and no table in global
-// memory: every CTA of the persistent grid scans the device sizes itself,
-// 128 groups at a time (CUB block scans of the clamped extents by
+// columnwise block (16, 32 or 128 tokens, restarting at every group start; the
+// plan gives 1x128 columnwise blocks kTm = 128 or 256) and every 128x128 block
+// (only with kTm = 128) lies inside one tile. No metadata kernel and no table
+// in global memory: every CTA of the persistent grid scans the device sizes
+// itself, 128 groups at a time (CUB block scans of the clamped extents by
 // gg::clamp_group, the tile prefix and the columnwise first-block prefix as
 // the reference's first_block sums it), then takes the tiles of that chunk
-// that fall to it (tile t to CTA t mod grid) and finds each tile's group by
-// a binary search in shared memory. Where no output's codes depend on the
-// groups (codes_ignore_groups, plan/quantize_plan.h), or fp8 outputs under
-// group scales take each row's own (group_scales_by_row), the quantize
-// launch (and the amax launch, when only the tensor's amax is needed)
-// takes its tiles from each chunk's rows as one span instead: windows of
-// kTm rows on multiples of kTm, cut to the chunk's rows, so only a
-// chunk's first and last tiles are partial or start off 16 bytes. Under
-// row scales a tile within one group codes under its group's scale, as
-// before; a tile whose rows cross groups looks up each row's in the
-// chunk's table of scales (fill_row_scales) and codes with a rowwise
-// writer instance of its own (kRowParams), so that the tiles of one group
-// keep the loop without the per-row load.
+// that fall to it (tile t to CTA t mod grid) and finds each tile's group by a
+// binary search in shared memory. Where no output's codes depend on the groups
+// (codes_ignore_groups, plan/quantize_plan.h), or fp8 outputs under group
+// scales take each row's own (group_scales_by_row), the quantize launch (and
+// the amax launch, when only the tensor's amax is needed) takes its tiles from
+// each chunk's rows as one span instead: windows of kTm rows on multiples of
+// kTm, cut to the chunk's rows, so only a chunk's first and last tiles are
+// partial or start off 16 bytes. Under row scales a tile within one group
+// codes under its group's scale, as before; a tile whose rows cross groups
+// looks up each row's in the chunk's table of scales (fill_row_scales) and
+// codes with a rowwise writer instance of its own (kRowParams), so that the
+// tiles of one group keep the loop without the per-row load.
 //
 // Where both outputs are fp8 under one whole scale, every element has one
 // code for both, and a second instance of the quantize launch codes it

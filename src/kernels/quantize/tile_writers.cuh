@@ -841,7 +841,7 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
 template <int kTm>
 __device__ __forceinline__ void sync_block_runs() {
   constexpr int kChunks = kTm < 128 ? kTm / kColumnTokens : 128 / kColumnTokens;
-  const int warp = static_cast<int>(threadIdx.x) / 32;  // chunk warp / 2
+  const int warp = static_cast<int>(threadIdx.x) / 32;  // its runs' chunk: warp / 2
   asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / 2 / kChunks * 2 + warp % 2), "n"(kChunks * 32)
                : "memory");
 }
