@@ -135,6 +135,10 @@ constexpr int kColumnTokens = 32;  // tokens of a columnwise thread's run
 constexpr int kRowRun = 32;        // elements of a rowwise thread's run
 template <int kTm>
 constexpr int kMaxColumnBlocks = kTm / 16;  // columnwise blocks a tile column can hold
+// The 32-token chunks of a 1x128 column block within a tile: four, fewer in
+// a shorter tile.
+template <int kTm>
+constexpr int kLongBlockChunks = (kTm < 128 ? kTm : 128) / kColumnTokens;
 
 __device__ inline uint32_t warp_max(uint32_t v) {
 #pragma unroll
@@ -515,7 +519,7 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
         // The chunks of the run's block (four, fewer in a shorter tile).
         // Every run leaves its chunk's amax, 0 past the tile's rows, so
         // all are read, unrolled.
-        constexpr int kChunks = kTm < kBlock ? kTm / kColumnTokens : kBlock / kColumnTokens;
+        constexpr int kChunks = kLongBlockChunks<kTm>;
         const int first_chunk = run.chunk / kChunks * kChunks;
         amax = 0;
 #pragma unroll
@@ -840,7 +844,7 @@ __device__ float tile_param_of(const Codec& codec, const OutputParams& out, cons
 // slowest.
 template <int kTm>
 __device__ __forceinline__ void sync_block_runs() {
-  constexpr int kChunks = kTm < 128 ? kTm / kColumnTokens : 128 / kColumnTokens;
+  constexpr int kChunks = kLongBlockChunks<kTm>;
   const int warp = static_cast<int>(threadIdx.x) / 32;  // its runs' chunk: warp / 2
   asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / 2 / kChunks * 2 + warp % 2), "n"(kChunks * 32)
                : "memory");
