@@ -81,6 +81,20 @@ namespace {
 
 constexpr int kChunk = 128;   // groups per scan of the sizes
 constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriving
+// The quantize pass's tile descriptors lie in a ring, tile i in slot i mod
+// kRingSlots. A descriptor is worked out on one thread (a binary search and
+// a division) while the rest of its warp's share of the tile, and then the
+// CTA at the tile's barriers, wait. Span launches have them worked out
+// kTileBatch at a time, a lane of warp 0 each, a batch ahead: one such wait
+// every kTileBatch tiles. Their tiles code each element once, and under row
+// scales each descriptor searches the chunk's groups for its first row, so
+// the wait is a large part of a tile: fp8 under group scales ran 1.00-1.07x
+// as fast with batches on an H200 but for one row (0.98x), a tensor scale
+// 0.99-1.01x. Per-group tiles have thread 0 work out tile i + 2's while tile
+// i is coded: batches gained 1.09-1.14x where their tiles are half empty but
+// lost up to 0.93x elsewhere (docs/PERF.md).
+constexpr int kTileBatch = 8;
+constexpr int kRingSlots = 2 * kTileBatch;
 constexpr int kAmaxBatch = 8;  // the amax pass: 16-byte loads in flight before any is used
 // Batches of a group's piece of an amax stream: 8 ran 1.00-1.04x as fast
 // as 4, and 4 0.99-1.04x as fast as 2, under random routing on an H200
@@ -354,7 +368,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   __shared__ GroupChunk chunk;
   __shared__ typename Scan<kTm>::TempStorage scan_storage;
   __shared__ uint32_t reduce[kWarpsOf<kTm>];
-  __shared__ Tile tile_ring[3];  // the quantize pass: descriptors of the next tiles
+  __shared__ Tile tile_ring[kRingSlots];  // the quantize pass: descriptors of the next tiles
   static_assert(sizeof(GroupChunk) + sizeof(typename Scan<kTm>::TempStorage) +
                         sizeof(reduce) + sizeof(tile_ring) + 16 <=
                     kQuantizeStaticSmem,
@@ -495,8 +509,11 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
                       : tile_at<kTm>(chunk, count, base, index, tiles_k, p.cols);
     };
     const int64_t mine = first < chunk_end ? (chunk_end - first + gridDim.x - 1) / gridDim.x : 0;
-    if (quantizes(kPass) && threadIdx.x == 0) {
-      for (int64_t i = 0; i < min64(mine, 2); ++i) tile_ring[i] = tile_of(i);
+    // Descriptors `batch` at a time, `ahead` tiles before their tile.
+    const int batch = spans ? kTileBatch : 1;
+    const int ahead = spans ? kTileBatch : 2;
+    if (quantizes(kPass) && threadIdx.x < min64(mine, ahead)) {
+      tile_ring[threadIdx.x] = tile_of(threadIdx.x);
     }
     __syncthreads();
 
@@ -538,20 +555,27 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       const auto stage = [&](int64_t i) {
         return stages + (i % kStages) * (Shape::template kTileBytes<kTm> / 16);
       };
-      // Tile i's descriptor is in tile_ring[i % 3]: thread 0 finds tile i + 2
-      // while tile i is coded, the others read it when they start its copy.
+      // Tile i's descriptor is in tile_ring[slot(i)]. At the first tile of
+      // each batch, the batch's lanes of warp 0 write the descriptors of the
+      // tiles `ahead` on, over those of tiles already coded; every thread
+      // reads them at least a tile later.
+      static_assert((kRingSlots & (kRingSlots - 1)) == 0, "i mod kRingSlots as i's low bits");
+      const auto slot = [](int64_t i) { return static_cast<int>(i & (kRingSlots - 1)); };
       if (mine > 0) fill_tile<kIn, kTm>(p, tile_ring[0], input_base_of(p, tile_ring[0]), stage(0));
       cp_async_commit();
       for (int64_t i = 0; i < mine; ++i) {
         if (i + 1 < mine) {  // the next tile streams in while this one is coded
-          const Tile& next = tile_ring[(i + 1) % 3];
+          const Tile& next = tile_ring[slot(i + 1)];
           fill_tile<kIn, kTm>(p, next, input_base_of(p, next), stage(i + 1));
         }
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();  // the tile is in; the code stage is free again
-        const Tile t = tile_ring[i % 3];
-        if (threadIdx.x == 0 && i + 2 < mine) tile_ring[(i + 2) % 3] = tile_of(i + 2);
+        const Tile t = tile_ring[slot(i)];
+        if ((i & (batch - 1)) == 0 && threadIdx.x < batch) {
+          const int64_t later = i + ahead + threadIdx.x;
+          if (later < mine) tile_ring[slot(later)] = tile_of(later);
+        }
         if (t.mixed_groups) {
           fill_row_scales<kTm>(chunk, base, count, t, code_stage);
           __syncthreads();  // the rows' scales are in
