@@ -88,11 +88,12 @@ constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriv
 // kTileBatch at a time, a lane of warp 0 each, a batch ahead: one such wait
 // every kTileBatch tiles. Their tiles code each element once, and under row
 // scales each descriptor searches the chunk's groups for its first row, so
-// the wait is a large part of a tile: fp8 under group scales ran 1.00-1.07x
-// as fast with batches on an H200 but for one row (0.98x), a tensor scale
-// 0.99-1.01x. Per-group tiles have thread 0 work out tile i + 2's while tile
-// i is coded: batches gained 1.09-1.14x where their tiles are half empty but
-// lost up to 0.93x elsewhere (docs/PERF.md).
+// the wait is a large part of a tile: fp8 under group scales ran 0.98-1.07x
+// as fast with batches on an H200 (1.03-1.07x under random routing up to
+// 65536 rows), a tensor scale 0.99-1.01x. Per-group tiles have thread 0
+// work out tile i + 2's while tile i is coded: batches gained 1.09-1.14x
+// where their tiles are half empty but lost up to 0.93x elsewhere
+// (docs/PERF.md).
 constexpr int kTileBatch = 8;
 constexpr int kRingSlots = 2 * kTileBatch;
 constexpr int kAmaxBatch = 8;  // the amax pass: 16-byte loads in flight before any is used
