@@ -293,6 +293,48 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
 
 // Groups placed by offsets: unaligned starts, gaps between groups (never
 // written), int64 indices.
+// CTAs that code more of one chunk's tiles than the ring of tile
+// descriptors holds (quantize_kernel.cuh's kRingSlots, 16), so that the
+// ring wraps: in batches of eight, a batch ahead (a span launch: fp8 under
+// group scales of fp32 input, on 128-token tiles, one CTA an SM), and a
+// tile at a time (per-group tiles of groups of 0-3 rows over many K-tiles:
+// mxfp8 on 64-token tiles, at most four CTAs an SM, and fp8 1x128 on
+// 128-token tiles). Every CTA gets at least 20 tiles.
+TEST_P(Quantize, DescriptorRingWraps) {
+  std::mt19937_64 rng = test_rng("quantize ring wraps");
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute");
+  constexpr int64_t kTilesEachCta = 20;
+  {
+    SCOPED_TRACE("span launch");
+    const int64_t tiles_k = 24;
+    const int64_t windows = (kTilesEachCta * sms + tiles_k - 1) / tiles_k;
+    const int64_t rows = windows * 128 - 50;  // the last window partial
+    QuantizeSpec s = ragged(random_sizes(64, rows - 30, rng), rows, tiles_k * 128 - 40);
+    s.input = GG_DTYPE_FP32;
+    s.amax = false;
+    set_formats(&s, {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP}, true, true);
+    ASSERT_EQ(tile_rows(s), 128);
+    expect_correct(s);
+    if (HasFailure()) return;
+  }
+  std::vector<int64_t> sizes(128);
+  for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g % 4);
+  const int64_t tiles_k = (kTilesEachCta * 4 * sms + 95) / 96;  // 96 groups hold rows
+  const QuantizeFormatSpec per_group[] = {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+                                           {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}};
+  for (const QuantizeFormatSpec& f : per_group) {
+    SCOPED_TRACE("per-group tiles");
+    QuantizeSpec s = ragged(sizes, 200, tiles_k * 128 - 40);
+    set_formats(&s, f, true, true);
+    ASSERT_EQ(tile_rows(s), f.block == GG_BLOCK_1X128 ? 128 : 64);
+    expect_correct(s);
+    if (HasFailure()) return;
+  }
+}
+
 TEST_P(Quantize, OffsetsAndInt64Sizes) {
   for (const QuantizeFormatSpec& f : ragged_formats()) {
     QuantizeSpec s = ragged({33, 0, 129, 7, 64}, 400, 144);
