@@ -5,7 +5,8 @@
 // 128 x 128 blocks; NaN, infinities, zeros and subnormals; bad device sizes
 // clamped and flagged; repeated runs on one workspace, whose scratch holds
 // poison before every run (as a GEMM launch sharing it leaves it); outputs
-// that ignore the groups, coded as one span of rows; and CUDA graphs
+// that ignore the groups, coded as one span of rows; CTAs coding more tiles
+// than the kernel's ring of tile descriptors holds; and CUDA graphs
 // replayed after the sizes changed on the device. The plan's
 // three tile heights (64, 128 and 256 tokens, by the average group) each
 // take every format with sizes at their tile edges, bad sizes and a graph
