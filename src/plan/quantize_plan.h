@@ -139,9 +139,10 @@ struct QuantizePlan {
 // groups, 256 for long ones of 16-bit input (two stages of 256 fp32
 // tokens exceed every device's shared memory) where they fit the device's
 // shared memory (227 KB a CTA on sm_90, not the 163 KB of sm_80 or the 99
-// KB of sm_86 and sm_89), 128 between. Where 128-token tiles do not fit (fp32 input on sm_86 and
-// sm_89: 153 KB) 64 instead, or, for the block shapes that need 128, none:
-// tile_rows 0, and the reason says what it would take.
+// KB of sm_86 and sm_89), 128 between. Where 128-token tiles do not fit
+// (fp32 input on sm_86 and sm_89: 153 KB) 64 instead, or, for the block
+// shapes that need 128, none: tile_rows 0, and the reason says what it
+// would take.
 QuantizePlan plan_quantize(const QuantizeShape& shape);
 
 // The problem of a validated (normalized) descriptor in plan terms, on a

@@ -292,8 +292,6 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
   expect_graph_replays(s, reroutes);
 }
 
-// Groups placed by offsets: unaligned starts, gaps between groups (never
-// written), int64 indices.
 // CTAs that code more of one chunk's tiles than the ring of tile
 // descriptors holds (quantize_kernel.cuh's kRingSlots, 16), so that the
 // ring wraps: in batches of eight, a batch ahead (a span launch: fp8 under
@@ -336,6 +334,8 @@ TEST_P(Quantize, DescriptorRingWraps) {
   }
 }
 
+// Groups placed by offsets: unaligned starts, gaps between groups (never
+// written), int64 indices.
 TEST_P(Quantize, OffsetsAndInt64Sizes) {
   for (const QuantizeFormatSpec& f : ragged_formats()) {
     QuantizeSpec s = ragged({33, 0, 129, 7, 64}, 400, 144);
