@@ -3,7 +3,8 @@
 // pointer array of per-group matrices, and every epilogue (alpha, beta scalar
 // or per group, beta = 1 accumulating into an fp32 main grad). Empty groups
 // must come out as beta_g * out[g], zeros when beta_g = 0. Long groups also
-// run on the sm90 path's cluster pairs.
+// run on the sm90 path's cluster pairs, and many tiles of groups averaging
+// 128-511 tokens on its 128 x 256 tile whose consumers store in turn.
 #include <gtest/gtest.h>
 
 #include "gpu/gemm_case.h"
@@ -33,6 +34,32 @@ class RaggedK : public PathDtypeTest {
     s.lhs_layout = layout;
     s.rhs_layout = layout;
     return s;
+  }
+
+  // Groups averaging 128-511 tokens: on sm90 the 128 x 256 tile with whole
+  // k-steps and no cluster pairs, whose two consumers store their blocks in
+  // turn. Sizes 0, 1, tile edges and unaligned starts, so tiles of 0 to 7
+  // k-steps, their sum below the capacity; each group's 2 x 2 tiles (P = 136
+  // leaves the last m-tile's second consumer no rows; Q = 264 ends in a
+  // partial tile). Lhs and rhs stored N load through the groups' token maps,
+  // stored T the consumers zero the tokens outside a group; beta = 1 (the
+  // old output read and added) on the second.
+  void expect_tiles_in_turn_correct(const char* name, int32_t groups, int64_t tokens) const {
+    const std::vector<int64_t> sizes = cyclic_sizes(groups, {0, 1, 64, 65, 129, 192, 300, 381});
+    ASSERT_LE(sum_of(sizes), tokens);
+    for (gg_layout layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      GemmSpec s = spec(name, layout);
+      s.m = tokens;
+      s.k = 136;
+      s.n = 264;
+      s.sizes = sizes;
+      s.beta.value = layout == GG_LAYOUT_T ? 1.0f : 0.0f;
+      const GemmShape shape{GG_OP_RAGGED_K, s.k, s.n, s.m, groups, s.input, 132, 90};
+      const Sm90Plan plan = plan_sm90_gemm(shape);
+      ASSERT_TRUE(plan.tile == Sm90Tile::k128x256 && !plan.sparse_k && !plan.multicast)
+          << "the shape no longer takes the 128 x 256 tile with whole k-steps: " << plan.reason;
+      run_and_check(s, path(), stream());
+    }
   }
 };
 
@@ -134,6 +161,14 @@ TEST_P(RaggedK, SmallClusterPairs) {
       run_and_check(s, path(), stream());
     }
   }
+}
+
+// 32 tiles: at most one a CTA, small enough for the sanitizer runs.
+TEST_P(RaggedK, SmallTilesInTurn) { expect_tiles_in_turn_correct("tiles in turn", 8, 1200); }
+
+// 384 tiles: every CTA stores several in turn, of empty groups too.
+TEST_P(RaggedK, ManyTilesInTurn) {
+  expect_tiles_in_turn_correct("many tiles in turn", 96, 15000);
 }
 
 TEST_P(RaggedK, AccumulatesAtEdgeSizes) {

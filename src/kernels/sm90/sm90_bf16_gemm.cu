@@ -31,7 +31,9 @@
 //     buffer, draining while the warpgroup starts its next tile; a block that
 //     ends inside its group uses masked stores from registers, so no write
 //     ever leaves a group or the output. Ragged-K outputs are stored
-//     evict-first in L2, so that they do not push out the operands.
+//     evict-first in L2, so that they do not push out the operands. Ragged-K
+//     tiles of a few whole k-steps (groups averaging 128-511 tokens) store
+//     their two blocks in turn, one consumer's under the other's wgmmas.
 //   - Ragged-M reads lhs rows of the next group inside its last tile; they
 //     only feed output rows that are never stored. Ragged-K contracts over a
 //     group's tokens, so the tokens of the next group inside the last k-step
@@ -431,6 +433,18 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     int stage = 0;
     uint32_t phase = 0;
     int mapped_group = -1;  // the per-expert output map this thread has acquired
+    // Epilogues in turn: a consumer stores a tile's block only after the
+    // other consumer has stored its block of the tile before, and hands the
+    // turn back when done (barrier 4 is consumer 0's turn, 5 consumer 1's).
+    // Otherwise the two finish a tile's wgmmas together and store together,
+    // leaving the tensor cores idle; in turn, one stores while the other's
+    // wgmmas have the tensor cores to themselves. Only for ragged-K tiles of
+    // whole k-steps outside cluster pairs (groups averaging 128-511 tokens):
+    // there it gained 1.03-1.05x; sparse-K tiles are nearly all epilogue, and
+    // longer tiles, which run at the power cap, read 0.97-1.02x
+    // (docs/PERF.md).
+    constexpr bool kEpiloguesInTurn = kOp == GG_OP_RAGGED_K && !kSparseK && kCluster == 1;
+    if (kEpiloguesInTurn && consumer == 1) hand_turn(4);  // consumer 0 stores first
     // The accumulators of every tile, whichever layout: declared here, not
     // in run_tile, where ptxas gave the 128 x 256 instances a 592-byte stack
     // and spilled; a split tile uses the first half.
@@ -506,10 +520,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         mapped_group = t.group;
       }
       const int first_row = kSplit ? 0 : consumer * 64;
+      if (kEpiloguesInTurn) wait_for_turn(4 + consumer);
       store_block<kOp == GG_OP_RAGGED_K, kConsumerN, kStagingChunks<kSparseK>>(
           p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
           t.b_mn + (kSplit ? consumer * kConsumerN : 0), thread, 2 + consumer,
           smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
+      if (kEpiloguesInTurn) hand_turn(5 - consumer);
     };
     for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
       const Tile t = tiles.at(unit);
@@ -527,6 +543,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         run_tile(t, std::bool_constant<Cfg::kSplitN>{});
       }
     }
+    if (kEpiloguesInTurn && consumer == 0) wait_for_turn(4);  // consumer 1's last hand-over
     if (p.zero_rows_end > 0) {
       const int last = p.groups - 1;
       zero_rows(p.out.data, p.out.dtype, p.out.ld, p.out.cols,

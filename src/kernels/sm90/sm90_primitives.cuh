@@ -83,6 +83,17 @@ __device__ __forceinline__ void sync_warpgroup(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
 
+// Named barrier `id` among the 256 consumer threads, as a turn passed
+// between the two consumer warpgroups: one waits for its turn
+// (wait_for_turn) until the other hands it over (hand_turn), which does not
+// wait.
+__device__ __forceinline__ void wait_for_turn(int id) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory");
+}
+__device__ __forceinline__ void hand_turn(int id) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory");
+}
+
 __device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity) {
   while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
   }
