@@ -32,8 +32,8 @@
 //     ends inside its group uses masked stores from registers, so no write
 //     ever leaves a group or the output. Ragged-K outputs are stored
 //     evict-first in L2, so that they do not push out the operands. Ragged-K
-//     tiles of a few whole k-steps (groups averaging 128-511 tokens) store
-//     their two blocks in turn, one consumer's under the other's wgmmas.
+//     128 x 256 tiles of a few whole k-steps (groups averaging 128-511
+//     tokens) store their two blocks in turn, one under the other's wgmmas.
 //   - Ragged-M reads lhs rows of the next group inside its last tile; they
 //     only feed output rows that are never stored. Ragged-K contracts over a
 //     group's tokens, so the tokens of the next group inside the last k-step
@@ -438,12 +438,13 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     // turn back when done (barrier 4 is consumer 0's turn, 5 consumer 1's).
     // Otherwise the two finish a tile's wgmmas together and store together,
     // leaving the tensor cores idle; in turn, one stores while the other's
-    // wgmmas have the tensor cores to themselves. Only for ragged-K tiles of
-    // whole k-steps outside cluster pairs (groups averaging 128-511 tokens):
-    // there it gained 1.03-1.05x; sparse-K tiles are nearly all epilogue, and
-    // longer tiles, which run at the power cap, read 0.97-1.02x
-    // (docs/PERF.md).
-    constexpr bool kEpiloguesInTurn = kOp == GG_OP_RAGGED_K && !kSparseK && kCluster == 1;
+    // wgmmas have the tensor cores to themselves. Only for ragged-K 128 x 256
+    // tiles of whole k-steps outside cluster pairs (groups averaging 128-511
+    // tokens): there it gained 1.03-1.05x; sparse-K tiles are nearly all
+    // epilogue, and longer tiles, which run at the power cap, read
+    // 0.97-1.02x (docs/PERF.md).
+    constexpr bool kEpiloguesInTurn =
+        kOp == GG_OP_RAGGED_K && !kSparseK && kCluster == 1 && kShape == Sm90Tile::k128x256;
     if (kEpiloguesInTurn && consumer == 1) hand_turn(4);  // consumer 0 stores first
     // The accumulators of every tile, whichever layout: declared here, not
     // in run_tile, where ptxas gave the 128 x 256 instances a 592-byte stack
