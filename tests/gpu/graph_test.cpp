@@ -148,6 +148,13 @@ TEST_P(Graph, SmallRaggedKClusterPairsReplays) {
   expect_replays_correct(s, routings(4, 2100));
 }
 
+TEST_P(Graph, SmallRaggedKInTurnReplays) {
+  // Groups averaging 128-511 tokens: the sm90 path's 128 x 256 tile whose
+  // consumers store in turn (RaggedK.SmallTilesInTurn).
+  GemmSpec s = accumulating_ragged_k("graph ragged-K in turn", 1200, 264, 136, 8, 1100);
+  expect_replays_correct(s, routings(8, 1150));
+}
+
 TEST_P(Graph, SmallPerExpertWeightsReplays) {
   GemmSpec s = small_ragged_m("graph ragged-M per-expert weights");
   s.rhs_layout = GG_LAYOUT_T;
