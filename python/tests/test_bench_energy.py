@@ -1,0 +1,29 @@
+"""The energy benchmark end to end on a small case (needs torch, NVML and a CUDA GPU)."""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed")
+pytest.importorskip("pynvml", reason="nvidia-ml-py (pynvml) is not installed")
+
+from groupgemm import bench_energy  # noqa: E402
+
+pytestmark = [
+    pytest.mark.usefixtures("lib"),
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
+]
+
+
+def test_bench_energy_reports_every_workload_and_floor(capsys):
+    args = ["--preset", "qwen3-30b-a3b", "--tokens", "256", "--warm-seconds", "0.1",
+            "--seconds", "0.3", "--reps", "1"]
+    assert bench_energy.main(args) == 0
+    out = capsys.readouterr().out
+    rows = {line[:24].strip(): line[24:].split() for line in out.splitlines()}
+    for workload in ("dense torch.mm 8192^3", "write stream (random)", "device copy",
+                     "groupgemm wgrad", "groupgemm fprop"):
+        ms, watts = float(rows[workload][0]), float(rows[workload][1])
+        assert ms > 0 and watts > 0, workload
+    floors = [line for line in out.splitlines() if line.startswith(("roofline", "together",
+                                                                     "model", "compute"))]
+    assert len(floors) == 4
+    assert all(float(line.split()[-2]) > 0 for line in floors)  # each floor's ms
