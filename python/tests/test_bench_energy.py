@@ -18,7 +18,10 @@ def test_bench_energy_reports_every_workload_and_floor(capsys):
             "--seconds", "0.3", "--reps", "1"]
     assert bench_energy.main(args) == 0
     out = capsys.readouterr().out
-    rows = {line[:24].strip(): line[24:].split() for line in out.splitlines()}
+    lines = out.splitlines()
+    table = lines[lines.index(next(l for l in lines if l.startswith("workload"))) + 1:]
+    table = table[: table.index("")]  # the workloads' table ends at the blank line
+    rows = {line[:24].strip(): line[24:].split() for line in table}
     for workload in ("dense torch.mm 8192^3", "write stream (random)", "device copy",
                      "groupgemm wgrad", "groupgemm fprop"):
         ms, watts = float(rows[workload][0]), float(rows[workload][1])
