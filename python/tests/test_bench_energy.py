@@ -22,11 +22,11 @@ def test_bench_energy_reports_every_workload_and_floor(capsys):
     table = lines[lines.index(next(l for l in lines if l.startswith("workload"))) + 1:]
     table = table[: table.index("")]  # the workloads' table ends at the blank line
     rows = {line[:24].strip(): line[24:].split() for line in table}
-    for workload in ("dense torch.mm 8192^3", "write stream (random)", "device copy",
+    for workload in ("dense torch.mm 8192^3", "write stream (fill_)", "device copy",
                      "groupgemm wgrad", "groupgemm fprop"):
         ms, watts = float(rows[workload][0]), float(rows[workload][1])
         assert ms > 0 and watts > 0, workload
     floors = [line for line in out.splitlines() if line.startswith(("roofline", "together",
-                                                                     "model", "compute"))]
-    assert len(floors) == 4
+                                                                     "model", "compute", "writes"))]
+    assert len(floors) == 5
     assert all(float(line.split()[-2]) > 0 for line in floors)  # each floor's ms
