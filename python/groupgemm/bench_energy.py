@@ -181,7 +181,6 @@ def main(argv=None) -> int:
     def mm():
         torch.mm(a, b, out=c)
 
-
     readings = [
         meter.read("idle", lambda: time.sleep(0.05), 0.5, args.seconds),
         meter.read("dense torch.mm 8192^3", mm, args.warm_seconds, args.seconds),
