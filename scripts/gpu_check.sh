@@ -41,6 +41,8 @@ if [ "$what" != tests ]; then
   step bench $build/src/cli/groupgemm bench "${bench_args[@]}"
   step torch_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench --png "$logs/torch_bench.png" --json "$logs/torch_bench.json"
+  step energy_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 -m groupgemm.bench_energy
   step quantize_bench $build/src/cli/groupgemm bench-quantize
   step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_quantize
@@ -61,6 +63,7 @@ fi
 [ -f "$logs/bench.log" ] && grep -v '^\[' "$logs/bench.log"
 [ -f "$logs/torch_bench.log" ] && tail -n 40 "$logs/torch_bench.log"
 [ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
+[ -f "$logs/energy_bench.log" ] && cat "$logs/energy_bench.log"
 [ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"
 [ -f "$logs/torch_quantize_bench.log" ] && tail -n 30 "$logs/torch_quantize_bench.log"
 printf '%-13s %s\n' step result
