@@ -25,12 +25,13 @@ on the GPU it runs on, three ways, beside the op itself:
               write faster than fill_ does.
 
 The wgrad's time over each floor is printed last. The write stream writes a
-constant: torch has no write-only kernel of random values that runs at the
-DRAM's write rate (uniform_ and a broadcast copy of a random tile ran at
-about a third of it on an H200), and a constant's bits cost
-the DRAM less energy than a gradient's, so the two power-based floors are
-lower bounds. P_idle is read with nothing running, so the model is an
-estimate; the "together" row is a measurement.
+constant: torch has no write-only kernel of random values that runs near
+the DRAM's write rate (uniform_ and a broadcast copy of a random tile ran
+at 0.36-0.39 of fill_'s rate on an H200), and a constant's bits cost the
+DRAM less energy than a gradient's, so the model's floor is a lower bound;
+P_idle is read with nothing running, so it is an estimate. The "together"
+row measures those two kernels, whose write stream is slower than TMA
+stores.
 """
 
 import argparse
