@@ -229,7 +229,6 @@ def main(argv=None) -> int:
     fill_part = target[: int(wgrad_write_gb * 1e9) // 2 // fill_calls]
     together_ms = together(lambda: torch.mm(mm_a, b, out=mm_out), lambda: fill_part.fill_(1.0),
                            fill_calls, args.reps)
-    del mm_a, mm_out
     print(f"\nthe wgrad's {wgrad_tflop:.2f} TFLOP at the dense rate: {compute_ms:.3f} ms; its "
           f"{wgrad_write_gb:.2f} GB of output at the stream rate: {write_ms:.3f} ms")
     print(f"{'floor':<48} {'ms':>8} {'wgrad / floor':>14}")
