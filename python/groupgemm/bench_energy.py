@@ -5,8 +5,8 @@ the clock, and so the matrix rate, is set by the energy each operation
 costs. A weight gradient must do its FLOPs and also write G weight-sized
 outputs; if the writes' energy comes out of the same budget, the two add up
 in time instead of overlapping, and no kernel reaches DESIGN §6's roofline,
-which takes the larger of the two times. This benchmark measures that floor
-on the GPU it runs on, three ways, beside the op itself:
+which takes the larger of the two times. This benchmark reads the GPU it
+runs on and puts the op beside the floor that its power limit sets:
 
   alone       each workload run for --seconds after --warm-seconds of it:
               ms a call, mean board power (NVML's energy counter over the
