@@ -155,18 +155,21 @@ def _graphed(fn: Callable) -> Callable:
     return graph.replay
 
 
-def keep_running(fn: Callable, ms: float) -> None:
+def keep_running(fn: Callable, ms: float) -> int:
     """Runs fn for `ms` ms, in batches that double until one takes 20 ms, so
-    that waiting for a batch leaves the GPU idle for a small share of it."""
+    that waiting for a batch leaves the GPU idle for a small share of it.
+    Returns the calls made, all complete on return."""
     start = time.perf_counter()
-    batch = 1
+    calls, batch = 0, 1
     while (time.perf_counter() - start) * 1e3 < ms:
         batch_start = time.perf_counter()
         for _ in range(batch):
             fn()
         torch.cuda.synchronize()
+        calls += batch
         if (time.perf_counter() - batch_start) * 1e3 < 20.0:
             batch *= 2
+    return calls
 
 
 def time_in_turn(fns: Dict[str, Callable], warmup: int, reps: int,

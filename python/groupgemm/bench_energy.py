@@ -86,7 +86,7 @@ class Meter:
     def read(self, name: str, fn: Callable[[], None], warm_s: float, seconds: float) -> Reading:
         """Runs fn for warm_s, then for at least `seconds` while reading the
         energy counter and sampling the clock every 20 ms."""
-        run_for(fn, warm_s)
+        bench.keep_running(fn, 1e3 * warm_s)
         clocks: List[int] = []
         done = threading.Event()
 
@@ -98,28 +98,12 @@ class Meter:
         torch.cuda.synchronize()
         start_j, start = self.joules(), time.perf_counter()
         sampler.start()
-        calls = run_for(fn, seconds)
+        calls = bench.keep_running(fn, 1e3 * seconds)
         elapsed = time.perf_counter() - start
         joules = self.joules() - start_j
         done.set()
         sampler.join()
         return Reading(name, calls, elapsed, joules, sum(clocks) / max(len(clocks), 1))
-
-
-def run_for(fn: Callable[[], None], seconds: float) -> int:
-    """Calls fn in batches that double until one takes 50 ms, until `seconds`
-    have passed; returns the calls made (all complete on return)."""
-    start = time.perf_counter()
-    calls, batch = 0, 1
-    while time.perf_counter() - start < seconds:
-        batch_start = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        torch.cuda.synchronize()
-        calls += batch
-        if time.perf_counter() - batch_start < 0.05:
-            batch *= 2
-    return calls
 
 
 def together(mm: Callable[[], None], fill: Callable[[], None], fill_calls: int,

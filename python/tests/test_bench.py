@@ -58,11 +58,12 @@ def test_bench_rejects_bad_shapes(spec):
 def test_keep_running_runs_for_the_time_in_growing_batches():
     calls = []
     start = time.perf_counter()
-    bench.keep_running(lambda: calls.append(torch.empty(1, device="cuda")), 50.0)
+    made = bench.keep_running(lambda: calls.append(torch.empty(1, device="cuda")), 50.0)
     assert (time.perf_counter() - start) * 1e3 >= 50.0
     assert len(calls) >= 1 + 2 + 4  # at least three batches, doubling
+    assert made == len(calls)
     calls.clear()
-    bench.keep_running(lambda: calls.append(0), 0.0)
+    assert bench.keep_running(lambda: calls.append(0), 0.0) == 0
     assert calls == []
 
 
