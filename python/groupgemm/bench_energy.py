@@ -24,6 +24,16 @@ runs on and puts the op beside the floor that its power limit sets:
               takes the stream's energy a byte, not its rate: TMA stores
               write faster than fill_ does.
 
+  at limit   each groupgemm op's energy over idle spent at the power limit
+              (less idle): the time of a schedule of the same work whose
+              every operation costs what it cost here. Where an op draws
+              less than the limit, the gap between its time and this one is
+              what a better schedule (overlapping memory-bound with
+              compute-bound work, say) could buy before power caps it; an
+              op at the limit can gain only by spending less energy. It is
+              an estimate, not a bound: a lower clock spends less a
+              operation.
+
 The wgrad's time over each floor is printed last. The write stream writes a
 constant: torch has no write-only kernel of random values that runs near
 the DRAM's write rate (uniform_ and a broadcast copy of a random tile ran
@@ -226,6 +236,14 @@ def main(argv=None) -> int:
     for name, ms in floors:
         print(f"{name:<48} {ms:8.3f} {wgrad.ms / ms:14.3f}")
     print(f"{'groupgemm wgrad':<48} {wgrad.ms:8.3f}")
+
+    copy_rate = copy.gbytes / copy.ms
+    print(f"\n{'op':<16} {'ms':>8} {'W':>6} {'at limit':>9} {'roofline':>9}")
+    for op in (wgrad, fprop):
+        at_limit = op.ms * (op.watts - idle.watts) / (meter.limit_watts - idle.watts)
+        roofline = max(op.tflop / dense_rate, op.gbytes / copy_rate)
+        print(f"{op.name[len('groupgemm '):]:<16} {op.ms:8.3f} {op.watts:6.0f} {at_limit:9.3f} "
+              f"{roofline:9.3f}")
     return 0
 
 

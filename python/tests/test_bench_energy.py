@@ -30,3 +30,8 @@ def test_bench_energy_reports_every_workload_and_floor(capsys):
     floors = [line for line in out.splitlines() if line.startswith(starts)]
     assert len(floors) == 4
     assert all(float(line.split()[-2]) > 0 for line in floors)  # each floor's ms
+    ops = lines[lines.index(next(l for l in lines if l.startswith("op "))) + 1:]
+    assert [line.split()[0] for line in ops] == ["wgrad", "fprop"]
+    for line in ops:
+        ms, watts, at_limit, roofline = map(float, line.split()[1:])
+        assert 0 < at_limit and 0 < roofline and watts > 0 and ms > 0, line
