@@ -73,25 +73,30 @@ __device__ __forceinline__ void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
 }
 
-// Barrier 1 among the 256 consumer threads (barrier 0 is __syncthreads).
+// The named barriers of a CTA of one producer and two consumer warpgroups
+// (barrier 0 is __syncthreads): one among the 256 consumer threads, one a
+// consumer among its own 128, and one a consumer's turn.
+constexpr int kConsumersBarrier = 1;
+__host__ __device__ constexpr int warpgroup_barrier(int consumer) { return 2 + consumer; }
+__host__ __device__ constexpr int turn_barrier(int consumer) { return 4 + consumer; }
+
 __device__ __forceinline__ void sync_consumers() {
-  asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  asm volatile("bar.sync %0, 256;\n" ::"n"(kConsumersBarrier) : "memory");
 }
 
-// Named barrier `id` (2 or 3: one per consumer) among one warpgroup's 128 threads.
+// Named barrier `id` (warpgroup_barrier) among one warpgroup's 128 threads.
 __device__ __forceinline__ void sync_warpgroup(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
 
-// Named barrier `id` among the 256 consumer threads, as a turn passed
-// between the two consumer warpgroups: one waits for its turn
-// (wait_for_turn) until the other hands it over (hand_turn), which does not
-// wait.
-__device__ __forceinline__ void wait_for_turn(int id) {
-  asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory");
+// A turn passed between the two consumer warpgroups over the 256 consumer
+// threads: `consumer` waits for its turn (wait_for_turn) until the other
+// hands it over (hand_turn, which does not wait).
+__device__ __forceinline__ void wait_for_turn(int consumer) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(turn_barrier(consumer)) : "memory");
 }
-__device__ __forceinline__ void hand_turn(int id) {
-  asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory");
+__device__ __forceinline__ void hand_turn(int consumer) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(turn_barrier(consumer)) : "memory");
 }
 
 __device__ __forceinline__ void wait_barrier(uint64_t* barrier, uint32_t parity) {
