@@ -26,8 +26,7 @@
 //     short ragged-M groups, and in the 128 x 256 instance those of groups
 //     of at most 64 rows, which so cost half the wgmma work) and
 //     runs wgmma m64nNk16, keeping one wgmma group in flight while releasing the
-//     stage of the one before; a consumer whose 64 rows of a ragged-M tile
-//     hold no output row only frees the stages. The epilogue (epilogue.cuh) applies alpha,
+//     stage of the one before. The epilogue (epilogue.cuh) applies alpha,
 //     beta and bias in fp32 and leaves through TMA stores from a staging
 //     buffer, draining while the warpgroup starts its next tile; a block that
 //     ends inside its group uses masked stores from registers, so no write
@@ -529,40 +528,21 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
       if (kEpiloguesInTurn) hand_turn(1 - consumer);
     };
-    // A tile none of whose output rows are this consumer's (the last tile
-    // of a ragged-M group with at most 64 rows left in it): the consumer
-    // frees each stage as it lands and issues no wgmma. Those wgmmas would
-    // multiply the next group's rows, and under the power limit their
-    // energy is time (docs/PERF.md).
-    const auto pass_tile = [&](const Tile& t) {
-      for (int ks = 0; ks < t.k_steps; ++ks) {
-        wait_barrier(&full[stage], phase);
-        release(stage);
-        if (++stage == Cfg::kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
-      }
-    };
     for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
       const Tile t = tiles.at(unit);
       __syncwarp();  // reconverge after the previous tile's masked epilogue
-      // Each choice is the same for the warpgroup; the votes let the
-      // compiler see it is warp-uniform, so the wgmmas stay in convergent
-      // code (without them, ptxas put a warp sync into every k-step).
       if constexpr (kSplitShortGroups) {
+        // The same for the whole CTA; the vote lets the compiler see it is
+        // warp-uniform, so the wgmmas stay in convergent code (without it,
+        // ptxas put a warp sync into every k-step).
         if (__all_sync(0xffffffffu, table.rows[t.group] <= 64)) {
           run_tile(t, std::true_type{});
-          continue;
+        } else {
+          run_tile(t, std::false_type{});
         }
+      } else {
+        run_tile(t, std::bool_constant<Cfg::kSplitN>{});
       }
-      if constexpr (kOp == GG_OP_RAGGED_M && !Cfg::kSplitN) {
-        if (__all_sync(0xffffffffu, t.rows <= consumer * 64)) {
-          pass_tile(t);
-          continue;
-        }
-      }
-      run_tile(t, std::bool_constant<Cfg::kSplitN>{});
     }
     if (kEpiloguesInTurn && consumer == 0) wait_for_turn(0);  // consumer 1's last hand-over
     if (p.zero_rows_end > 0) {
