@@ -12,7 +12,10 @@ path allocates and frees gigabytes of fp32 temporaries a call, which in
 turn would stand between our calls (docs/PERF.md). The bandwidth counts
 the bytes that must move (input once, every output once) and is also
 given as a fraction of the device-to-device copy bandwidth measured in the
-same run.
+same run. With --power-seconds S, each of our calls (and the copy) also
+runs for S seconds under bench_energy's meter, which adds its mean board
+power and SM clock: whether the quantizer is held by the power limit, as
+the GEMMs are, or by its instructions at the full clock.
 
 The torch path covers the fp8 formats: current scaling per group
 (fp8_e4m3_group) and 1x128 blocks (fp8_e4m3_1x128, rowwise blocks along K;
@@ -85,17 +88,40 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--warm-ms", type=warm_ms_value, default=300.0,
                         help="ms each figure's work runs before it is timed (default 300)")
+    parser.add_argument("--power-seconds", type=float, default=0.0,
+                        help="also read power and clock over this long a run of each call "
+                        "(needs nvidia-ml-py; default 0: not read)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("bench_quantize: no CUDA GPU; nothing to time", file=sys.stderr)
         return 0
     import groupgemm.torch as ggt
 
+    meter = None
+    power_columns = ""
+    if args.power_seconds > 0:
+        from .bench_energy import Meter
+
+        meter = Meter()
+        power_columns = " %6s %7s" % ("W", "SM MHz")
+
+    def power(fn) -> str:
+        """Mean board power and SM clock over a run of fn, as columns."""
+        if meter is None:
+            return ""
+        reading = meter.read("", fn, 0.5, args.power_seconds)
+        return " %6.0f %7.0f" % (reading.watts, reading.sm_mhz)
+
     copy = copy_bandwidth(args.warmup, args.reps, args.warm_ms)
     print("%s: copy %.0f GB/s (read + write); each figure timed after %g ms of its work"
           % (torch.cuda.get_device_name(), copy / 1e9, args.warm_ms))
-    print("%-16s %8s %-16s %10s %8s %10s %8s" % ("preset", "tokens", "format", "ours ms", "of copy",
-                                               "torch ms", "ratio"))
+    if meter is not None:
+        source = torch.empty(1 << 29, dtype=torch.bfloat16, device="cuda")
+        target = torch.empty_like(source)
+        print("copy, power and clock:%s" % power(lambda: target.copy_(source)))
+        del source, target
+    print("%-16s %8s %-16s %10s %8s %10s %8s%s" % ("preset", "tokens", "format", "ours ms",
+                                                 "of copy", "torch ms", "ratio", power_columns))
     for name in args.presets.split(","):
         preset = presets.find(name)
         groups, hidden = preset.experts, preset.hidden
@@ -109,18 +135,16 @@ def main(argv=None) -> int:
                 "fp8_e4m3_1x128": lambda: torch_1x128(x),
             }
             for fmt in args.formats.split(","):
-                ours = time_ms(
-                    lambda: ggt.grouped_quantize(x, sizes, rowwise=fmt, columnwise=fmt),
-                    args.warmup,
-                    args.reps,
-                    args.warm_ms,
-                )
+                def quantize():
+                    ggt.grouped_quantize(x, sizes, rowwise=fmt, columnwise=fmt)
+
+                ours = time_ms(quantize, args.warmup, args.reps, args.warm_ms)
                 theirs = None
                 if fmt in torch_paths:
                     theirs = time_ms(torch_paths[fmt], args.warmup, args.reps, args.warm_ms)
                 moved = 2 * tokens * hidden + output_bytes(fmt, tokens, hidden, groups)
                 print(
-                    "%-16s %8d %-16s %10.3f %8.3f %10s %8s"
+                    "%-16s %8d %-16s %10.3f %8.3f %10s %8s%s"
                     % (
                         name,
                         tokens,
@@ -129,6 +153,7 @@ def main(argv=None) -> int:
                         moved / (ours * 1e-3) / copy,
                         "-" if theirs is None else "%.3f" % theirs,
                         "-" if theirs is None else "%.2f" % (theirs / ours),
+                        power(quantize),
                     )
                 )
     return 0

@@ -24,6 +24,18 @@ def test_bench_quantize_runs_and_reports(capsys):
     assert rows[1][5] == "-"  # torch has no nvfp4 path
 
 
+def test_bench_quantize_reads_power_and_clock(capsys):
+    pytest.importorskip("pynvml", reason="nvidia-ml-py (pynvml) is not installed")
+    args = ["--presets", "qwen3-30b-a3b", "--tokens", "256", "--warmup", "1", "--reps", "2",
+            "--warm-ms", "10", "--formats", "mxfp8_e4m3", "--power-seconds", "0.2"]
+    assert bench_quantize.main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    copy = next(line for line in lines if line.startswith("copy, power and clock:")).split()
+    assert float(copy[-2]) > 0 and float(copy[-1]) > 0  # watts, MHz
+    row = next(line for line in lines if line.startswith("qwen3-30b-a3b")).split()
+    assert len(row) == 9 and float(row[7]) > 0 and float(row[8]) > 0
+
+
 def test_bench_quantize_rejects_bad_warm_ms(capsys):
     with pytest.raises(SystemExit):
         bench_quantize.main(["--warm-ms", "60001"])
