@@ -11,7 +11,11 @@ those floors. Two bounds for what overlapping the groups could buy:
 "rows MMA", the same with every group of at most 64 rows costing MMA for
 its rows rounded up to 16 (a tile whose wgmma N dimension is the tokens).
 The roofline (DESIGN §6) counts each group's own FLOPs instead of its
-tiles'. Both rates are read from the bench's header.
+tiles'. Both rates are read from the bench's header. The bounds take the
+two rates as independent; at a power limit they are not: where the phases
+already run at the limit (an H200's skewed lists do, docs/PERF.md), the
+energy of every tile's MMA and every byte is spent whichever order they
+run in, and overlapping them buys only what it saves in energy.
 
 ragged-K (--op wgrad): the tiles' cost. Every group writes its whole
 [n, k] output, in 128 x 256 tiles; a tile of s 64-token steps costs one SM
