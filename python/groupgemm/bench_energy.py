@@ -24,8 +24,8 @@ runs on and puts the op beside the floor that its power limit sets:
               takes the stream's energy a byte, not its rate: TMA stores
               write faster than fill_ does.
 
-  at limit   each groupgemm op's energy over idle spent at the power limit
-              (less idle): the time of a schedule of the same work whose
+  at limit   each groupgemm op's energy above idle divided by the power
+              limit above idle: the time of a schedule of the same work whose
               every operation costs what it cost here. Where an op draws
               less than the limit, the gap between its time and this one is
               what a better schedule (overlapping memory-bound with
