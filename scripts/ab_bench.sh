@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times one groupgemm bench command on two builds in the same call, so that
 # a change is measured against its base on the same GPU at the same time:
-# the commit <base> (its tree, by git archive) and the working tree, each
+# the base (a commit's tree, by git archive, or a directory holding a
+# source tree) and the working tree, each
 # built in Release for this GPU only (build/ab/base, build/ab/head), then the
 # command run AB_ROUNDS times (default 2) on each build, alternating. Prints
 # a table last: each row's times on both builds and its speed, the base's
@@ -12,6 +13,10 @@
 # harness (e.g. a changed bench command) around their own kernels.
 #   scripts/ab_bench.sh <base> <groupgemm subcommand and arguments...>
 #   e.g. scripts/ab_bench.sh HEAD bench-quantize --routing random --tokens 16384,65536
+# A machine whose copy of the repository lacks the base commit takes its
+# tree as a directory: `git archive <commit> | tar -x -C .ab-base` here
+# (.ab-base/ is ignored by git), sent along with the working tree, then
+# `scripts/ab_bench.sh .ab-base ...` there.
 # Every run's output goes to $OUT (or build/ab/logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,14 +30,21 @@ mkdir -p "$logs" build/ab
 capability=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
 arch=${capability/./}
 [ "$arch" = 90 ] && arch=90a  # the sm90 path needs the arch-specific target
-# The base's tree is extracted again only when the commit changed, so that
-# a second call on the same base rebuilds nothing.
-commit=$(git rev-parse "$base^{commit}")
-if [ "$(cat build/ab/base-src.commit 2>/dev/null)" != "$commit" ]; then
-  rm -rf build/ab/base-src
-  mkdir -p build/ab/base-src
-  git archive "$commit" | tar -x -C build/ab/base-src
-  echo "$commit" > build/ab/base-src.commit
+# The base's tree is extracted (or copied) again only when it changed, so
+# that a second call on the same base rebuilds nothing.
+if [ -d "$base" ]; then
+  if ! diff -rq "$base" build/ab/base-src > /dev/null 2>&1; then
+    rm -rf build/ab/base-src build/ab/base-src.commit
+    cp -r "$base" build/ab/base-src
+  fi
+else
+  commit=$(git rev-parse "$base^{commit}")
+  if [ "$(cat build/ab/base-src.commit 2>/dev/null)" != "$commit" ]; then
+    rm -rf build/ab/base-src
+    mkdir -p build/ab/base-src
+    git archive "$commit" | tar -x -C build/ab/base-src
+    echo "$commit" > build/ab/base-src.commit
+  fi
 fi
 for path in ${AB_SAME_FILES:-}; do
   cmp -s "$path" "build/ab/base-src/$path" || cp "$path" "build/ab/base-src/$path"
