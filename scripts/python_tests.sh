@@ -10,7 +10,9 @@
 # and libgroupgemm_jax.so, the JAX FFI handlers, is then built into BUILD_DIR
 # if it is not there yet; GG_NO_JAX_INSTALL=1 skips both (the JAX tests are
 # then skipped when jax is missing). PYTHON picks the interpreter (default
-# python3).
+# python3). Where nvidia-smi lists a GPU, GROUPGEMM_EXPECT_GPU=1 (unless set
+# otherwise): an installed torch or jax that sees no GPU then fails the run
+# (python/tests/conftest.py), and no CPU jax is installed.
 # pytest's "no tests collected" (exit code 5) counts as a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,10 +35,18 @@ fi
 has ml_dtypes || "$python" -m pip install -q ml_dtypes ||
   echo "python_tests: ml_dtypes unavailable; the bf16 numpy tests will be skipped"
 
+if [ -z "${GROUPGEMM_EXPECT_GPU:-}" ]; then
+  GROUPGEMM_EXPECT_GPU=0
+  nvidia-smi -L 2>/dev/null | grep -q '^GPU' && GROUPGEMM_EXPECT_GPU=1
+fi
+export GROUPGEMM_EXPECT_GPU
+
 # jax 0.11.2 is what the GPU machines run; 0.10.2 is the newest on PyPI here.
 JAX_PIN=("jax==0.10.2" "jaxlib==0.10.2")
 if [ "${GG_NO_JAX_INSTALL:-0}" != 1 ]; then
-  if ! has jax; then
+  if ! has jax && [ "$GROUPGEMM_EXPECT_GPU" = 1 ]; then
+    echo "python_tests: jax missing; a CPU jax would not see the GPU, so the JAX tests will be skipped"
+  elif ! has jax; then
     echo "python_tests: installing ${JAX_PIN[*]} (CPU)"
     "$python" -m pip install -q "${JAX_PIN[@]}" ||
       echo "python_tests: jax unavailable; the JAX tests will be skipped"

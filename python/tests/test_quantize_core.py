@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from groupgemm import _capi, core
-from groupgemm._capi import DType, IndexType, Path
+from groupgemm._capi import BlockScaling, DType, IndexType, Path
 
 pytestmark = pytest.mark.usefixtures("lib")
 
@@ -36,7 +36,8 @@ def test_shapes_match_the_library(fmt, columnwise):
     shape = (3, 200, 272) if stacked else (300, 272)
     shapes = core.quantize_shapes(fmt, shape, 3, columnwise)
     _, scaling, _ = core.quantize_format(fmt)
-    if shapes.block_scales is None:
+    if shapes.block_scales is None:  # a format without block scales has none to size
+        assert scaling == BlockScaling.NONE, fmt
         return
     out = (ctypes.c_int64 * 2)()
     rows, cols = shapes.data[-2:]

@@ -239,6 +239,13 @@ gg_status block_scale_shape(gg_block_scaling scaling, int64_t rows, int64_t cols
     return fail(GG_STATUS_INVALID_ARGUMENT, "rows (%lld) and cols (%lld) must be >= 0", ll(rows),
                 ll(cols));
   }
+  // No tensor holds more (field_checks.cpp), and the block counts below
+  // would overflow near INT64_MAX.
+  constexpr int64_t kMaxExtent = int64_t{1} << 61;
+  if (rows > kMaxExtent || cols > kMaxExtent) {
+    return fail(GG_STATUS_INVALID_ARGUMENT, "rows (%lld) and cols (%lld) must be at most 2^61",
+                ll(rows), ll(cols));
+  }
   if (block_dim != 0 && block_dim != 1) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "block_dim must be 0 or 1 (got %d)", block_dim);
   }

@@ -17,7 +17,35 @@ bool reference_supports(const gg_gemm_desc&, std::string*) { return true; }
 
 size_t reference_scratch_bytes(const gg_gemm_desc&) { return 0; }
 
+// The reference reads host memory, so it checks what no GPU path can: each
+// of a pointer array's G pointers (its matrices', and its block scales').
+gg_status check_pointer_arrays(const gg_gemm_desc& desc) {
+  const struct {
+    const char* name;
+    const gg_tensor& tensor;
+  } tensors[] = {{"lhs", desc.lhs}, {"rhs", desc.rhs}, {"out", desc.out}};
+  for (const auto& [name, tensor] : tensors) {
+    if ((tensor.flags & GG_TENSOR_POINTER_ARRAY) == 0) continue;
+    const struct {
+      const char* field;
+      const void* array;
+    } arrays[] = {{"data", tensor.data}, {"block_scales", tensor.block_scales}};
+    for (const auto& [field, array] : arrays) {
+      if (array == nullptr) continue;
+      for (int32_t g = 0; g < desc.num_groups; ++g) {
+        if (static_cast<void* const*>(array)[g] == nullptr) {
+          return fail(GG_STATUS_INVALID_ARGUMENT,
+                      "desc->%s.%s[%d] is NULL: a pointer array holds a matrix for every group",
+                      name, field, g);
+        }
+      }
+    }
+  }
+  return GG_STATUS_SUCCESS;
+}
+
 gg_status reference_run(const gg_gemm_desc& desc, void* workspace, size_t, cudaStream_t) {
+  GG_RETURN_IF_ERROR(check_pointer_arrays(desc));
   ref::grouped_gemm(desc, workspace_flags(workspace));
   return GG_STATUS_SUCCESS;
 }

@@ -30,7 +30,9 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t wo
 
 // Hopper path: sm_90a TMA + wgmma, kernels/sm90/. Same alignment rules as the
 // portable path (16-byte aligned pointers and row strides), and the same
-// pointer arrays. Scratch: 128 G bytes for a pointer array (a TMA map per
+// pointer arrays; at most 2048 groups, and every dimension of the op (M, K,
+// N; M, P, Q) in [1, 2^31), so that AUTO gives empty problems to the
+// portable path. Scratch: 128 G bytes for a pointer array (a TMA map per
 // expert, written on the device before each launch), else none.
 bool sm90_gemm_supports(const gg_gemm_desc& desc, std::string* why_not);
 size_t sm90_gemm_scratch_bytes(const gg_gemm_desc& desc);

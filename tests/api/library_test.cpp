@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <thread>
@@ -111,6 +112,14 @@ TEST(BlockScaleShape, OneScalePerBlockAlongTheBlockedDimension) {
   }
 }
 
+TEST(BlockScaleShape, LargestExtent) {
+  const int64_t most = int64_t{1} << 61;
+  const Shape shape = block_scale_shape(GG_BLOCK_MX32, 3, most, 1, 1, 2);
+  EXPECT_EQ(shape.status, GG_STATUS_SUCCESS);
+  EXPECT_EQ(shape.cols, most / 32 + 2);
+  EXPECT_EQ(block_scale_shape(GG_BLOCK_128X128, most, 1, 0, 0, 1).rows, most / 128);
+}
+
 TEST(BlockScaleShape, Tiles128x128) {
   const Shape shape = block_scale_shape(GG_BLOCK_128X128, 300, 129, 1, 0, 1);
   EXPECT_EQ(shape.status, GG_STATUS_SUCCESS);
@@ -160,6 +169,9 @@ TEST(BlockScaleShape, BadArguments) {
       {GG_BLOCK_NONE, 4, 4, 1, 0, 1, "scaling must be a block scaling other than GG_BLOCK_NONE"},
       {raw_enum<gg_block_scaling>(9), 4, 4, 1, 0, 1, "(got 9)"},
       {GG_BLOCK_MX32, -1, 4, 1, 0, 1, "rows (-1) and cols (4) must be >= 0"},
+      {GG_BLOCK_MX32, 4, INT64_MAX, 1, 0, 1,
+       "rows (4) and cols (9223372036854775807) must be at most 2^61"},
+      {GG_BLOCK_128X128, INT64_MAX, 4, 1, 0, 1, "must be at most 2^61"},
       {GG_BLOCK_MX32, 4, 4, 2, 0, 1, "block_dim must be 0 or 1 (got 2)"},
       {GG_BLOCK_MX32, 4, 4, 1, 3, 1, "ragged must be 0 or 1 (got 3)"},
       {GG_BLOCK_MX32, 4, 4, 0, 1, 0, "num_groups must be > 0 when ragged (got 0)"},

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/gemm_paths.h"
@@ -246,6 +247,74 @@ TEST(BuildPaths, TableOrderAndNeeds) {
     EXPECT_TRUE(paths[i].on_gpu);
     EXPECT_EQ(paths[i].operand_alignment, 16u);
     EXPECT_EQ(paths[i].workspace_alignment, 256u);
+  }
+}
+
+// The sm90 row reads each op's own dimensions from the normalized
+// descriptor: it takes them in [1, 2^31) (the kernel counts in int; a TMA map
+// spans no empty dimension) and names the one it refuses, so that AUTO
+// hands such problems to the portable path, which takes any.
+TEST(BuildPaths, Sm90TakesEachOpsDimensionsInRange) {
+  const std::vector<GemmPath>& paths = gg::api::gemm_paths();
+  const GemmPath* sm90 = gg::api::find_path(paths, GG_PATH_SM90);
+  const GemmPath* portable = gg::api::find_path(paths, GG_PATH_PORTABLE);
+  ASSERT_NE(sm90, nullptr);
+  ASSERT_NE(portable, nullptr);
+  const int64_t too_long = int64_t{1} << 31;
+  struct Case {
+    const char* name;
+    GemmProblem (*problem)();
+    gg_layout lhs_layout, rhs_layout;
+    int tensor;  // 0 lhs, 1 rhs
+    int dim;
+    int64_t value;
+    const char* refusal;  // null: taken
+  };
+  const Case cases[] = {
+      {"ragged-M M", ragged_m_problem, GG_LAYOUT_N, GG_LAYOUT_T, 0, 0, 0, "M = 0"},
+      {"ragged-M K", ragged_m_problem, GG_LAYOUT_N, GG_LAYOUT_T, 0, 1, 0, "K = 0"},
+      {"ragged-M N (T)", ragged_m_problem, GG_LAYOUT_N, GG_LAYOUT_T, 1, 1, 0, "N = 0"},
+      {"ragged-M N (N)", ragged_m_problem, GG_LAYOUT_N, GG_LAYOUT_N, 1, 2, too_long,
+       "N = 2147483648"},
+      {"ragged-M M long", ragged_m_problem, GG_LAYOUT_N, GG_LAYOUT_T, 0, 0, too_long - 1, nullptr},
+      {"ragged-K M (N)", ragged_k_problem, GG_LAYOUT_N, GG_LAYOUT_N, 0, 0, 0, "M = 0"},
+      {"ragged-K M (T)", ragged_k_problem, GG_LAYOUT_T, GG_LAYOUT_N, 0, 1, 0, "M = 0"},
+      {"ragged-K P (N)", ragged_k_problem, GG_LAYOUT_N, GG_LAYOUT_N, 0, 1, too_long,
+       "P = 2147483648"},
+      {"ragged-K P (T)", ragged_k_problem, GG_LAYOUT_T, GG_LAYOUT_N, 0, 0, 0, "P = 0"},
+      {"ragged-K Q (N)", ragged_k_problem, GG_LAYOUT_N, GG_LAYOUT_N, 1, 1, 0, "Q = 0"},
+      {"ragged-K Q (T)", ragged_k_problem, GG_LAYOUT_N, GG_LAYOUT_T, 1, 0, too_long,
+       "Q = 2147483648"},
+      {"ragged-K Q (T) long", ragged_k_problem, GG_LAYOUT_N, GG_LAYOUT_T, 1, 0, too_long - 1,
+       nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    GemmProblem p = c.problem();
+    // The problems are ragged-M lhs N, rhs T; ragged-K lhs and rhs N.
+    if (c.lhs_layout != p.desc.lhs_layout) std::swap(p.desc.lhs.shape[0], p.desc.lhs.shape[1]);
+    if (c.rhs_layout != p.desc.rhs_layout) {
+      gg_tensor& rhs = p.desc.rhs;
+      std::swap(rhs.shape[rhs.rank - 2], rhs.shape[rhs.rank - 1]);
+    }
+    p.desc.lhs_layout = c.lhs_layout;
+    p.desc.rhs_layout = c.rhs_layout;
+    // The support rules read only shapes, dtypes, layouts and flags: the
+    // shapes are set on the descriptor as validated, with no memory behind.
+    gg_gemm_desc normalized;
+    ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
+    gg_tensor& tensor = c.tensor == 0 ? normalized.lhs : normalized.rhs;
+    tensor.shape[c.dim] = c.value;
+    if (tensor.rank < 3) tensor.shape[tensor.rank] = -1;  // junk past the rank is never read
+    std::string why;
+    if (c.refusal == nullptr) {
+      EXPECT_TRUE(sm90->supports(normalized, &why)) << why;
+    } else {
+      EXPECT_FALSE(sm90->supports(normalized, &why));
+      EXPECT_THAT(why, HasSubstr(c.refusal));
+      EXPECT_THAT(why, HasSubstr("[1, 2^31)"));
+    }
+    EXPECT_TRUE(portable->supports(normalized, &why)) << why;
   }
 }
 

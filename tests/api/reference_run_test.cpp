@@ -154,6 +154,45 @@ INSTANTIATE_TEST_SUITE_P(Api, ReferenceRaggedK, ::testing::Values(GG_LAYOUT_N, G
                          });
 
 // Sizes {5, -1, 20} in 18 rows: a negative size, and a group running past M.
+// Pointer arrays are host memory on the reference path: a NULL among their
+// G pointers is an argument error naming the entry, before anything is
+// written; with every pointer set, the same call runs.
+TEST(ReferenceRun, NullEntryOfAPointerArrayIsNamed) {
+  const struct {
+    const char* name;
+    GemmProblem (*problem)();
+    bool out;  // the pointer array is out (ragged-K), else rhs (ragged-M)
+    bool scales;  // the NULL is a block-scale pointer, else a matrix
+    const char* message;
+  } cases[] = {
+      {"ragged-M rhs", ragged_m_problem, false, false, "desc->rhs.data[1] is NULL"},
+      {"ragged-K out", ragged_k_problem, true, false, "desc->out.data[1] is NULL"},
+      {"ragged-M rhs scales", ragged_m_problem, false, true, "desc->rhs.block_scales[1] is NULL"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    GemmProblem p = c.problem();
+    gg_tensor& array = c.out ? p.desc.out : p.desc.rhs;
+    make_pointer_array(&p.arena, &array);
+    if (c.scales) {
+      set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+      set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+      void** scales = static_cast<void**>(p.arena.allocate(kGroups * sizeof(void*)));
+      for (int g = 0; g < kGroups; ++g) scales[g] = p.arena.allocate(kN * kK);
+      p.desc.rhs.block_scales = scales;
+    }
+    HostWorkspace workspace;
+    ASSERT_EQ(gg_grouped_gemm(&p.desc, workspace.data, workspace.bytes, nullptr),
+              GG_STATUS_SUCCESS)
+        << gg_last_error();
+    void** pointers = static_cast<void**>(c.scales ? array.block_scales : array.data);
+    pointers[1] = nullptr;
+    EXPECT_EQ(gg_grouped_gemm(&p.desc, workspace.data, workspace.bytes, nullptr),
+              GG_STATUS_INVALID_ARGUMENT);
+    EXPECT_THAT(gg_last_error(), HasSubstr(c.message));
+  }
+}
+
 TEST(ReferenceCheck, FlagsOfBadSizesAreReportedOnceThenCleared) {
   GemmProblem p = ragged_m_problem();
   int32_t* sizes = static_cast<int32_t*>(const_cast<void*>(p.desc.group_sizes.sizes));

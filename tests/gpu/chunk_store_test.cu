@@ -19,7 +19,10 @@ constexpr int kChunkBytes = 16;
 constexpr int kCaseBytes = 3 * kChunkBytes;  // guard, chunk, guard
 
 __host__ __device__ uint8_t code_byte_at(int b) { return static_cast<uint8_t>(b * 37 + 11); }
-uint8_t poison_at(int b) { return static_cast<uint8_t>(0xA5 ^ (b * 29)); }
+// Byte b of a case before the store: each of its nibbles differs from the
+// code's at the same place in a chunk (^ 0x88), so that a nibble written or
+// left alone by mistake, in the chunk or a whole chunk off, always shows.
+uint8_t poison_at(int b) { return static_cast<uint8_t>(code_byte_at(b % kChunkBytes) ^ 0x88); }
 
 // The ranges of a chunk of `per_chunk` elements, in order.
 std::vector<int2> all_ranges(int per_chunk) {

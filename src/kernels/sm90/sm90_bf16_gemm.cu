@@ -58,6 +58,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <string>
 #include <type_traits>
 
@@ -718,11 +719,31 @@ bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
     *why_not = "sm90 path: at most 2048 groups";
     return false;
   }
-  const int64_t limit = int64_t{1} << 31;
-  if (d.lhs.shape[0] >= limit || d.lhs.shape[1] >= limit || d.rhs.shape[1] >= limit ||
-      d.rhs.shape[2] >= limit) {
-    *why_not = "sm90 path: every dimension must be below 2^31";
-    return false;
+  // The problem's own dimensions, as sm90_gemm_run reads them: the kernel
+  // counts them in int, and a TMA map cannot span an empty one (an empty
+  // problem is the portable path's).
+  const bool lhs_t = d.lhs_layout == GG_LAYOUT_T;
+  const bool rhs_t = d.rhs_layout == GG_LAYOUT_T;
+  struct Dim {
+    const char* name;
+    int64_t value;
+  };
+  // Ragged-M: lhs [M, K], rhs [G, N, K] (T) or [G, K, N]. Ragged-K: lhs
+  // [M, P] or [P, M] (T), rhs [M, Q] or [Q, M] (T).
+  const std::array<Dim, 3> dims =
+      d.op == GG_OP_RAGGED_M
+          ? std::array<Dim, 3>{{{"M", d.lhs.shape[0]},
+                                {"K", d.lhs.shape[1]},
+                                {"N", d.rhs.shape[rhs_t ? 1 : 2]}}}
+          : std::array<Dim, 3>{{{"M", d.lhs.shape[lhs_t ? 1 : 0]},
+                                {"P", d.lhs.shape[lhs_t ? 0 : 1]},
+                                {"Q", d.rhs.shape[rhs_t ? 0 : 1]}}};
+  for (const auto& dim : dims) {
+    if (dim.value == 0 || dim.value >= int64_t{1} << 31) {
+      *why_not = api::text_printf("sm90 path: %s = %lld; it takes dimensions in [1, 2^31)",
+                                  dim.name, static_cast<long long>(dim.value));
+      return false;
+    }
   }
   return true;
 }
