@@ -153,10 +153,9 @@ INSTANTIATE_TEST_SUITE_P(Api, ReferenceRaggedK, ::testing::Values(GG_LAYOUT_N, G
                            return std::string(test.param == GG_LAYOUT_N ? "LhsN" : "LhsT");
                          });
 
-// Sizes {5, -1, 20} in 18 rows: a negative size, and a group running past M.
 // Pointer arrays are host memory on the reference path: a NULL among their
-// G pointers is an argument error naming the entry, before anything is
-// written; with every pointer set, the same call runs.
+// G pointers is an argument error naming the entry; with every pointer set,
+// the same call runs.
 TEST(ReferenceRun, NullEntryOfAPointerArrayIsNamed) {
   const struct {
     const char* name;
@@ -193,6 +192,7 @@ TEST(ReferenceRun, NullEntryOfAPointerArrayIsNamed) {
   }
 }
 
+// Sizes {5, -1, 20} in 18 rows: a negative size, and a group running past M.
 TEST(ReferenceCheck, FlagsOfBadSizesAreReportedOnceThenCleared) {
   GemmProblem p = ragged_m_problem();
   int32_t* sizes = static_cast<int32_t*>(const_cast<void*>(p.desc.group_sizes.sizes));
