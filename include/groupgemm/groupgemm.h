@@ -115,7 +115,11 @@ typedef enum gg_path {
  * must be 1. A zero stride means "packed": strides[i] = product of the later
  * dims. Block scales are packed row-major with the shape gg_block_scale_shape
  * returns; `scale` holds 1 (GG_SCALE_TENSOR) or G (GG_SCALE_GROUP) fp32
- * values. For dequantization: value = element * block_scale * scale. */
+ * values. For dequantization: value = element * block_scale * scale. A
+ * view with no elements (a dimension of 0, not a pointer array) may have
+ * NULL data and block scales, as a framework's empty tensor does: nothing is
+ * read or written there. The exceptions are views whose NULL data says they
+ * are absent: a GEMM's bias, a quantize output (gg_quantize_desc). */
 typedef struct gg_tensor {
   void* data;
   gg_dtype dtype;
@@ -169,8 +173,9 @@ typedef struct gg_gemm_desc {
 #define GG_GEMM_ZERO_UNUSED_ROWS 1u
 
 /* Grouped quantize: input [M, K] ragged (group_sizes set) or [G, N, K]
- * stacked (group_sizes.sizes NULL). Each requested output (data not NULL)
- * names its format through dtype, block_scaling and scale_extent:
+ * stacked (group_sizes.sizes NULL). Each requested output (data not NULL,
+ * even where the output is empty: its fp32 scales are still written) names
+ * its format through dtype, block_scaling and scale_extent:
  *   rowwise    same shape as the input, blocks along K;
  *   columnwise transposed ([K, M] or [G, K, N]), blocks along the input's
  *              rows, restarting at each group start.

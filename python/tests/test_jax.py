@@ -117,13 +117,21 @@ def test_ragged_dot_values(platform, rhs_layout, jit):
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize(
     "sizes,rows",
-    [([7], 7), ([4], 9), ([0, 0, 0], 5), ([5, 0, 4], 9), ([0, 9, 0, 0], 12)],
-    ids=["G1-full", "G1-tail", "all-empty", "full", "one-hot-tail"],
+    [([7], 7), ([4], 9), ([0, 0, 0], 5), ([5, 0, 4], 9), ([0, 9, 0, 0], 12), ([0, 0], 0)],
+    ids=["G1-full", "G1-tail", "all-empty", "full", "one-hot-tail", "no-rows"],
 )
 def test_ragged_dot_edge_sizes(platform, sizes, rows):
     lhs, rhs, gs = make(platform, sizes=sizes, rows=rows)
     out = ggj.ragged_dot(lhs, rhs, gs, preferred_element_type=jnp.float32)
     assert_equal(out, reference(lhs, rhs, gs))
+    # The weight gradient over these rows (none, for no-rows: zeros).
+    drhs = jax.grad(lambda b: ggj.ragged_dot(lhs, b, gs, preferred_element_type=jnp.float32)
+                    .sum())(rhs)
+    cpu = jax.devices("cpu")[0]
+    ref_drhs = jax.grad(lambda b: jax.lax.ragged_dot(
+        jax.device_put(f32(lhs), cpu), b, jax.device_put(gs, cpu)).sum())(
+            jax.device_put(f32(rhs), cpu))
+    assert_equal(drhs, ref_drhs)
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

@@ -208,6 +208,24 @@ def expected_grouped_mm_autograd(x, w, bias, w_layout):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_no_tokens_at_all(device):
+    """An expert-parallel rank that receives no tokens: empty activations
+    (a tensor without an address) give an empty output, and zero weight and
+    bias gradients."""
+    _, w, bias, _ = make(device, k=16, n=24)
+    x = torch.empty(0, 16, dtype=torch.bfloat16, device=device, requires_grad=True)
+    w.requires_grad_(), bias.requires_grad_()
+    sizes = torch.zeros(len(SIZES), dtype=torch.int32, device=device)
+    y = ggt.grouped_mm(x, w, sizes, w_layout="nk", bias=bias)
+    assert y.shape == (0, 24)
+    y.backward(torch.empty_like(y))
+    assert x.grad.shape == (0, 16)
+    assert torch.all(w.grad == 0) and torch.all(bias.grad == 0)
+    out = ggt.ragged_k_mm(x.detach(), torch.empty(0, 8, dtype=torch.bfloat16, device=device), sizes)
+    assert out.shape == (len(SIZES), 16, 8) and torch.all(out == 0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_ragged_k_backward_exact(device):
     generator = torch.Generator().manual_seed(5)
     a = small_integers((M, 16), device=device, generator=generator).requires_grad_()

@@ -92,9 +92,22 @@ gg_status check_e2m1_packing(const TensorRole& role, const gg_tensor& tensor) {
   return GG_STATUS_SUCCESS;
 }
 
+// Whether `tensor` (its shape checked) is a plain view of no elements:
+// nothing is read or written through its data or block scales, which may
+// then be NULL (a framework's empty tensor has no address). A pointer array
+// always holds G pointers.
+bool holds_nothing(const gg_tensor& tensor) {
+  if (is_pointer_array(tensor)) return false;
+  for (int i = 0; i < tensor.rank; ++i) {
+    if (tensor.shape[i] == 0) return true;
+  }
+  return false;
+}
+
 gg_status check_data_pointer(const TensorRole& role, const gg_tensor& tensor) {
   const std::string name = std::string(role.name) + ".data";
   if (tensor.data == nullptr) {
+    if (holds_nothing(tensor)) return GG_STATUS_SUCCESS;
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s is NULL", name.c_str());
   }
   if (is_pointer_array(tensor)) {
@@ -174,13 +187,13 @@ gg_status check_view(const TensorRole& role, gg_tensor* tensor) {
                 "desc->out of ragged-K",
                 role.name);
   }
-  GG_RETURN_IF_ERROR(check_data_pointer(role, *tensor));
   for (int i = 0; i < tensor->rank; ++i) {
     if (tensor->shape[i] < 0) {
       return fail(GG_STATUS_INVALID_ARGUMENT, "%s.shape[%d] must be >= 0 (got %lld)", role.name, i,
                   ll(tensor->shape[i]));
     }
   }
+  GG_RETURN_IF_ERROR(check_data_pointer(role, *tensor));
   GG_RETURN_IF_ERROR(fill_strides(role, tensor));
   GG_RETURN_IF_ERROR(check_strides(role, *tensor));
   if (tensor->dtype == GG_DTYPE_E2M1) GG_RETURN_IF_ERROR(check_e2m1_packing(role, *tensor));
@@ -244,7 +257,7 @@ gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor) {
   }
   if (scaling != GG_BLOCK_NONE) {
     const std::string name = std::string(role.name) + ".block_scales";
-    if (tensor.block_scales == nullptr) {
+    if (tensor.block_scales == nullptr && !holds_nothing(tensor)) {
       return fail(GG_STATUS_INVALID_ARGUMENT, "%s is NULL (block_scaling %s needs it)",
                   name.c_str(), scaling_name(scaling));
     }

@@ -35,11 +35,13 @@ bool is_fp8(gg_dtype dtype);
 
 bool is_pointer_array(const gg_tensor& tensor);
 
-// Pointer (not NULL, aligned to its element), dtype, rank, shape, flags and
-// strides of *tensor; fills its zero strides.
+// Pointer (not NULL unless the view holds no elements, aligned to its
+// element), dtype, rank, shape, flags and strides of *tensor; fills its zero
+// strides.
 gg_status check_view(const TensorRole& role, gg_tensor* tensor);
 
-// Block scaling and fp32 scale against the dtype, with their pointers.
+// Block scaling and fp32 scale against the dtype, with their pointers (block
+// scales NULL only where the view holds no elements).
 gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor);
 
 // A tensor of plain values (GEMM out and bias, quantize input): bf16, fp16 or

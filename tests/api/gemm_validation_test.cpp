@@ -415,6 +415,12 @@ const ValidCase kValidCases[] = {
        p.desc.lhs.shape[0] = p.desc.out.shape[0] = 0;
        p.desc.lhs.shape[1] = p.desc.rhs.shape[2] = 0;
      }},
+    {"EmptyTensorsWithoutAddresses", ragged_m_problem,
+     [](GemmProblem& p) {
+       both_operands(p, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+       p.desc.lhs.shape[0] = p.desc.out.shape[0] = 0;
+       p.desc.lhs.data = p.desc.out.data = p.desc.lhs.block_scales = nullptr;
+     }},
     {"Fp8PerTensorE4m3TimesE5m2", ragged_m_problem,
      [](GemmProblem& p) {
        set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);

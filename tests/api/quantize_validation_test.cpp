@@ -218,6 +218,12 @@ const ValidCase kValidCases[] = {
        p.desc.input.dtype = GG_DTYPE_FP32;
        rowwise_only(p, GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR);
      }},
+    {"EmptyInputWithoutAddresses", ragged_quantize_problem,
+     [](QuantizeProblem& p) {
+       p.desc.input.shape[0] = p.desc.rowwise.shape[0] = p.desc.columnwise.shape[1] = 0;
+       p.desc.input.data = nullptr;
+       p.desc.rowwise.block_scales = p.desc.columnwise.block_scales = nullptr;
+     }},
     {"Columnwise1x128Stacked", stacked_quantize_problem,
      [](QuantizeProblem& p) {
        p.desc.columnwise =

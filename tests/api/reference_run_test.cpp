@@ -1,9 +1,9 @@
 // The reference path end to end through the C API, on problems small enough
 // to check by hand: small-integer bf16 inputs make every product and sum
 // exact, so the expected fp32 outputs are computed here in integers and
-// compared bit for bit. Then the device-side flags of bad sizes through
-// gg_check, grouped quantize on values whose mxfp8 codes are known, and the
-// GROUPGEMM_LOG line.
+// compared bit for bit. Then empty tensors without addresses, the
+// device-side flags of bad sizes through gg_check, grouped quantize on
+// values whose mxfp8 codes are known, and the GROUPGEMM_LOG line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -152,6 +152,64 @@ INSTANTIATE_TEST_SUITE_P(Api, ReferenceRaggedK, ::testing::Values(GG_LAYOUT_N, G
                          [](const auto& test) {
                            return std::string(test.param == GG_LAYOUT_N ? "LhsN" : "LhsT");
                          });
+
+// A view of no elements may have NULL data and block scales, as a
+// framework's empty tensor does: a ragged-K product over no tokens still
+// writes every group's output (beta = 0: zeros), a ragged-M one writes
+// nothing, and a quantize of no tokens writes every group's amax (0) and
+// fp32 scale. Data left NULL where the tensor has elements is refused.
+TEST(ReferenceRun, EmptyTensorsWithoutAddresses) {
+  int32_t* no_tokens = nullptr;
+  const auto zero_sizes = [&](Arena* arena) {
+    no_tokens = static_cast<int32_t*>(arena->allocate(kGroups * sizeof(int32_t)));
+    for (int g = 0; g < kGroups; ++g) no_tokens[g] = 0;
+    return gg_group_sizes{no_tokens, nullptr, GG_INDEX_INT32};
+  };
+  HostWorkspace workspace;
+
+  GemmProblem k = ragged_k_problem();
+  k.desc.group_sizes = zero_sizes(&k.arena);
+  k.desc.lhs = view(nullptr, GG_DTYPE_BF16, {0, kP});
+  k.desc.rhs = view(nullptr, GG_DTYPE_BF16, {0, kQ});
+  float* out = static_cast<float*>(k.desc.out.data);
+  for (int64_t e = 0; e < kGroups * kP * kQ; ++e) out[e] = kPoison;
+  ASSERT_EQ(gg_grouped_gemm(&k.desc, workspace.data, workspace.bytes, nullptr), GG_STATUS_SUCCESS)
+      << gg_last_error();
+  for (int64_t e = 0; e < kGroups * kP * kQ; ++e) ASSERT_EQ(out[e], 0.0f) << "element " << e;
+
+  GemmProblem m = ragged_m_problem();
+  m.desc.group_sizes = zero_sizes(&m.arena);
+  m.desc.lhs = view(nullptr, GG_DTYPE_BF16, {0, kK});
+  m.desc.out = view(nullptr, GG_DTYPE_BF16, {0, kN});
+  EXPECT_EQ(gg_grouped_gemm(&m.desc, workspace.data, workspace.bytes, nullptr), GG_STATUS_SUCCESS)
+      << gg_last_error();
+  m.desc.lhs.shape[0] = m.desc.out.shape[0] = 1;
+  EXPECT_EQ(gg_grouped_gemm(&m.desc, workspace.data, workspace.bytes, nullptr),
+            GG_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(gg_last_error(), "desc->lhs.data is NULL");
+
+  QuantizeProblem q;
+  gg_quantize_desc& d = q.desc;
+  d.num_groups = kGroups;
+  d.group_sizes = zero_sizes(&q.arena);
+  d.input = view(nullptr, GG_DTYPE_BF16, {0, kK});
+  // Requested (its data not NULL), so its scales are written; it holds no
+  // block scales.
+  d.rowwise = view(q.arena.allocate(16), GG_DTYPE_E2M1, {0, kK});
+  d.rowwise.block_scaling = GG_BLOCK_NV16;
+  d.rowwise.scale_extent = GG_SCALE_GROUP;
+  float scale[kGroups] = {kPoison, kPoison, kPoison};
+  float amax[kGroups] = {kPoison, kPoison, kPoison};
+  d.rowwise.scale = scale;
+  d.amax = amax;
+  d.path = GG_PATH_REFERENCE;
+  ASSERT_EQ(gg_grouped_quantize(&d, workspace.data, workspace.bytes, nullptr), GG_STATUS_SUCCESS)
+      << gg_last_error();
+  for (int g = 0; g < kGroups; ++g) {
+    EXPECT_EQ(amax[g], 0.0f) << "group " << g;
+    EXPECT_NE(scale[g], kPoison) << "group " << g;
+  }
+}
 
 // Pointer arrays are host memory on the reference path: a NULL among their
 // G pointers is an argument error naming the entry; with every pointer set,

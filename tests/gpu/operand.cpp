@@ -84,6 +84,8 @@ gg_tensor Operand::view(void* data) const {
     if (t.rank == 3) t.strides[0] = layout_.rows * row_stride();
   }
   t.flags = layout_.pointer_array ? GG_TENSOR_POINTER_ARRAY : 0u;
+  // A view of no elements has no address, as a framework's empty tensor.
+  if (!layout_.pointer_array && layout_.rows * layout_.cols == 0) t.data = nullptr;
   return t;
 }
 

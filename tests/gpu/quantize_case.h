@@ -2,12 +2,13 @@
 //
 // The input, sizes and offsets are drawn on the host; every output buffer
 // (data, block scales, fp32 scales, amax) starts as the same poison bytes on
-// the host and on the device. The reference runs through the C API on the
-// host copies, the GPU path on guarded device buffers; afterwards every byte
-// of every output must be equal — written bytes bit for bit, and the bytes
-// the reference leaves alone still poison — and every guard band intact. A
-// mismatch reports the buffer, the first differing byte offset (with its
-// element coordinates), got and want, and how many bytes differ.
+// the host and on the device, one of two bytes taken in turn. The reference
+// runs through the C API on the host copies, the GPU path on guarded device
+// buffers; afterwards every byte of every output must be equal — written
+// bytes bit for bit, and the bytes the reference leaves alone still poison —
+// and every guard band intact. A mismatch reports the buffer, the first
+// differing byte offset (with its element coordinates), got and want, and
+// how many bytes differ.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -71,7 +72,8 @@ class QuantizeGpuCase {
   std::string label() const;
 
   // Poisons every output on the host and the device, and the workspace
-  // past its flags.
+  // past its flags, with the other of the two poison bytes (0xA5, 0x5A)
+  // than the last call: run a case twice to check every byte under both.
   void poison_outputs();
   // Enqueues the GPU call; false (with the status and message) on failure.
   ::testing::AssertionResult launch(cudaStream_t stream);
@@ -99,6 +101,7 @@ class QuantizeGpuCase {
   size_t workspace_bytes_ = 0;
   gg_quantize_desc host_desc_{};
   gg_quantize_desc device_desc_{};
+  uint8_t poison_ = 0;  // the byte the outputs hold before a run
 };
 
 // Sizes of G groups: the tile and block edges {0, 1, 31, 33, 127, 128, 129}

@@ -2,16 +2,16 @@
 // every output format x rowwise / columnwise / both x bf16 / fp16 / fp32
 // input; edge group sizes (0, 1, 31, 33, 127, 128, 129, unaligned starts,
 // one hot group, all empty, G = 1, G = 256, sum < M); stacked weights with
-// 128 x 128 blocks; NaN, infinities, zeros and subnormals; bad device sizes
-// clamped and flagged; repeated runs on one workspace, whose scratch holds
-// poison before every run (as a GEMM launch sharing it leaves it); outputs
-// that ignore the groups, coded as one span of rows; CTAs coding more tiles
-// than the kernel's ring of tile descriptors holds; and CUDA graphs
-// replayed after the sizes changed on the device. The plan's
-// three tile heights (64, 128 and 256 tokens, by the average group) each
-// take every format with sizes at their tile edges, bad sizes and a graph
-// replay. Every output sits between guard bands and starts poisoned
-// (quantize_case.h).
+// 128 x 128 blocks, G = 1 and 256 and N at a block's edges; NaN, infinities,
+// zeros and subnormals; bad device sizes clamped and flagged; repeated runs
+// on one workspace, whose scratch holds poison before every run (as a GEMM
+// launch sharing it leaves it); outputs that ignore the groups, coded as one
+// span of rows; CTAs coding more tiles than the kernel's ring of tile
+// descriptors holds; and CUDA graphs replayed after the sizes changed on the
+// device. The plan's three tile heights (64, 128 and 256 tokens, by the
+// average group) each take every format with sizes at their tile edges, bad
+// sizes and a graph replay. Every output sits between guard bands and starts
+// poisoned, each case checked under two poison bytes (quantize_case.h).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -30,7 +30,9 @@ namespace {
 
 class Quantize : public PathTest<gg_path> {
  protected:
-  void expect_correct(const QuantizeSpec& spec, int runs = 1) {
+  // Runs `spec` `runs` times on one case, under the two poison bytes in
+  // turn, so that no byte is checked under only one of them.
+  void expect_correct(const QuantizeSpec& spec, int runs = 2) {
     QuantizeGpuCase q(spec, path());
     SCOPED_TRACE(q.label());
     for (int run = 0; run < runs; ++run) {
@@ -273,7 +275,7 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
       s.rowwise_format = o.row;
       s.columnwise = o.columnwise;
       s.columnwise_format = o.col;
-      expect_correct(s, 2);
+      expect_correct(s);
       if (HasFailure()) return;
     }
   }
@@ -368,6 +370,26 @@ TEST_P(Quantize, SmallStackedWeights) {
   }
 }
 
+TEST_P(Quantize, StackedGroupCountsAndBlockEdges) {
+  // One matrix and 256 of them, each N one short of a 128 block and one
+  // past it (a 1-row partial block), K off the 128 blocks. e2m1 takes even
+  // N (columnwise, two tokens a byte): 126 and 130.
+  for (const int32_t groups : {1, 256}) {
+    for (const int64_t rows : {127, 129}) {
+      for (const QuantizeFormatSpec& f : stacked_formats()) {
+        QuantizeSpec s;
+        s.stacked = true;
+        s.groups = groups;
+        s.rows = f.dtype == GG_DTYPE_E2M1 ? rows + (rows < 128 ? -1 : 1) : rows;
+        s.k = 160;
+        set_formats(&s, f, true, true);
+        expect_correct(s);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 TEST_P(Quantize, NanInfinityZerosAndSubnormals) {
   for (gg_dtype input : {GG_DTYPE_BF16, GG_DTYPE_FP16, GG_DTYPE_FP32}) {
     for (const QuantizeFormatSpec& f : stacked_formats()) {
@@ -393,7 +415,7 @@ TEST_P(Quantize, AmaxOnly) {
   QuantizeSpec s = ragged(edge_sizes(7), 460, 200);
   s.rowwise = false;
   s.columnwise = false;
-  expect_correct(s, 2);
+  expect_correct(s);
 }
 
 // Runs back to back on one workspace, its scratch poisoned in between: the

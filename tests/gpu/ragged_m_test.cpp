@@ -110,6 +110,15 @@ TEST_P(RaggedM, SmallFewRowsAGroup) {
   check_wide_output("few rows", 128, {0, 1, 7, 8, 9, 20, 3, 10, 0, 0, 16, 30, 2, 1, 5, 8});
 }
 
+TEST_P(RaggedM, GroupCounts) {
+  // One group, filling the rows or not; 256 groups averaging 16 rows, about
+  // a quarter of them empty.
+  check_wide_output("G=1", 333, {333});
+  check_wide_output("G=1 partial", 333, {250});
+  std::mt19937_64 rng = test_rng("group counts");
+  check_wide_output("G=256", 4096, random_sizes(256, 4000, rng));
+}
+
 TEST_P(RaggedM, RunsOnAThreadThatMadeNoCudaCall) {
   // As torch's autograd thread: no runtime call has bound the device's
   // context there, which the driver calls of a launch (tensor maps) need.

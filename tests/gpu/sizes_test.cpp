@@ -1,10 +1,10 @@
 // Edge group sizes and edge shapes, for both ops on every path: tile edges
 // (63, 64, 65, 127, 128, 129 for 64- and 128-row tiles), single rows, one hot
-// group, all groups empty, tokens below the row capacity, unaligned row
-// counts, G = 1, 256 and 4096, the smallest N and K (8), N and K off every
-// tile, explicit offsets with gaps, int64 sizes, padded rows, and a few
-// larger problems. Each case runs ragged-M (rhs T, the fprop layout) and
-// ragged-K; a case may pick the output dtype to widen coverage.
+// group, all groups empty, empty dimensions, tokens below the row capacity,
+// unaligned row counts, G = 1, 256 and 4096, the smallest N and K (8), N and
+// K off every tile, explicit offsets with gaps, int64 sizes, padded rows, and
+// a few larger problems. Each case runs ragged-M (rhs T, the fprop layout)
+// and ragged-K; a case may pick the output dtype to widen coverage.
 #include <gtest/gtest.h>
 
 #include "gpu/gemm_case.h"
@@ -65,6 +65,31 @@ TEST_P(Sizes, AllEmpty) {
   s.name = "all empty, beta";
   s.beta.value = 0.5f;
   check_both_ops(s);
+}
+
+TEST_P(Sizes, EmptyDimensions) {
+  // A dimension of 0, beta 0.5: ragged-M with K = 0 writes beta * out (and
+  // the bias), ragged-K with no tokens beta * out for every group; M, N, P
+  // or Q = 0 leaves nothing to write. The portable path runs them; sm90
+  // refuses each, naming the dimension (and AUTO picks the portable path:
+  // path_choice_test).
+  struct Case {
+    const char* name;
+    int64_t m, n, k;
+    std::vector<int64_t> sizes;
+  };
+  const Case cases[] = {{"M=0", 0, 136, 72, {0, 0, 0}},
+                        {"N=0", 200, 0, 72, {50, 0, 100}},
+                        {"K=0", 200, 136, 0, {50, 0, 100}}};
+  for (const Case& c : cases) {
+    GemmSpec s = spec(c.name, c.m, c.n, c.k, c.sizes);
+    s.beta.value = 0.5f;
+    check_both_ops(s);
+    s.name += ", bias";
+    s.bias = GG_DTYPE_BF16;
+    s.op = GG_OP_RAGGED_M;
+    run_and_check(s, path(), stream());
+  }
 }
 
 TEST_P(Sizes, TokensBelowCapacity) {
