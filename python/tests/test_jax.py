@@ -501,8 +501,8 @@ def test_quantize_stacked_matches_the_reference(platform, fmt):
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32])
 @pytest.mark.parametrize(
     "sizes,rows",
-    [([5, 0, 1, 7], 20), ([0, 0, 0], 8), ([8], 8), ([1, 1, 0, 1], 3)],
-    ids=["tail", "all-empty", "G1", "ones"],
+    [([5, 0, 1, 7], 20), ([0, 0, 0], 8), ([8], 8), ([1, 1, 0, 1], 3), ([0, 0], 0)],
+    ids=["tail", "all-empty", "G1", "ones", "no-rows"],
 )
 def test_quantize_edge_sizes(platform, dtype, sizes, rows):
     """Rows past the last group are undefined, so only the groups' entries compare."""

@@ -125,6 +125,23 @@ def test_later_calls_of_one_signature_use_their_own_tensors(device):
     assert not torch.equal(q_first.amax.cpu(), q_second.amax.cpu())
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+@pytest.mark.parametrize("fmt", RAGGED_FORMATS)
+def test_no_tokens_at_all(device, fmt):
+    # An expert-parallel rank that receives no tokens: the input and the
+    # outputs are empty tensors (without addresses); every group's amax is
+    # 0, and its scales are those of an amax of 0, as on the CPU.
+    x = torch.empty(0, 160, dtype=torch.bfloat16, device=device)
+    zeros = [0] * len(SIZES)
+    got = ggt.grouped_quantize(x, _sizes(device, zeros), rowwise=fmt, columnwise=fmt, amax=True)
+    want = ggt.grouped_quantize(x.cpu(), _sizes("cpu", zeros), rowwise=fmt, columnwise=fmt,
+                                amax=True)
+    assert got.rowwise.data.numel() == 0 and got.columnwise.data.numel() == 0
+    assert torch.equal(got.amax.cpu(), torch.zeros(len(SIZES)))
+    _assert_same(got.rowwise, want.rowwise, fmt, zeros, False)
+    _assert_same(got.columnwise, want.columnwise, fmt, zeros, True)
+
+
 @needs_cuda
 @pytest.mark.parametrize("fmt", RAGGED_FORMATS)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])

@@ -157,9 +157,9 @@ struct QuantizedBuffers {
 };
 
 // XLA may hand over an empty buffer without an address, while the library
-// wants one for every requested output: an aligned stand-in is passed, where
-// nothing is written.
-void* address_of(ffi::AnyBuffer buffer) {
+// reads an output's NULL data as "not requested": an aligned stand-in is
+// passed, where nothing is written. (Empty block scales may stay NULL.)
+void* requested_address(ffi::AnyBuffer buffer) {
   void* data = buffer.untyped_data();
   return data != nullptr ? data : reinterpret_cast<void*>(uintptr_t{256});
 }
@@ -190,13 +190,13 @@ ffi::Error quantized_view(const std::string& name, int32_t dtype, int32_t block_
   }
   const auto dims = buffers.data.dimensions();
   if (dims.size() < 2 || dims.size() > 3) return invalid(name + ": expected rank 2 or 3");
-  tensor->data = address_of(buffers.data);
+  tensor->data = requested_address(buffers.data);
   tensor->dtype = static_cast<gg_dtype>(dtype);
   tensor->rank = static_cast<int32_t>(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) tensor->shape[i] = dims[i];
   if (dtype == GG_DTYPE_E2M1) tensor->shape[tensor->rank - 1] *= 2;
   tensor->block_scaling = static_cast<gg_block_scaling>(block_scaling);
-  if (block_scaling != GG_BLOCK_NONE) tensor->block_scales = address_of(buffers.block_scales);
+  if (block_scaling != GG_BLOCK_NONE) tensor->block_scales = buffers.block_scales.untyped_data();
   tensor->scale_extent = static_cast<gg_scale_extent>(scale_extent);
   if (scale_extent != GG_SCALE_NONE) {
     tensor->scale = static_cast<float*>(buffers.scale.untyped_data());

@@ -87,10 +87,10 @@ def _addresses(fmt: Optional[str], tensors: List[torch.Tensor]) -> Optional[core
     if fmt is None:
         return None
     data, block_scales, scale = tensors
-    # An empty tensor may have no address; the library needs one for data
-    # and block scales (it writes nothing there), so an aligned stand-in is
-    # passed.
-    return data.data_ptr() or 256, block_scales.data_ptr() or 256, _address(scale)
+    # An empty tensor may have no address, and the library reads an output's
+    # NULL data as "not requested": an aligned stand-in is passed (nothing is
+    # written there). Empty block scales may stay NULL.
+    return data.data_ptr() or 256, block_scales.data_ptr(), _address(scale)
 
 
 def _grouped_quantize(x, group_sizes, rowwise, columnwise, amax):
