@@ -53,7 +53,17 @@ extern "C" {
 
 typedef struct CUstream_st* gg_stream_t;
 
-typedef enum gg_status {
+/* Every enum is int-sized, as C makes it. C++ (the library's own code)
+ * declares int its fixed underlying type, so that any int a C caller
+ * stores in a field, one outside the enumerators too (the checks refuse it
+ * by name), is a value of the type rather than undefined behaviour. */
+#ifdef __cplusplus
+#define GG_ENUM(name) enum name : int
+#else
+#define GG_ENUM(name) enum name
+#endif
+
+typedef GG_ENUM(gg_status) {
   GG_STATUS_SUCCESS = 0,
   GG_STATUS_INVALID_ARGUMENT = 1, /* a host-visible argument is wrong */
   GG_STATUS_NOT_SUPPORTED = 2,    /* expressible, but no path implements it */
@@ -65,7 +75,7 @@ typedef enum gg_status {
 
 /* Element types. Sub-byte e2m1 is packed two per byte, the even element in
  * the low nibble; its shapes and strides count elements. */
-typedef enum gg_dtype {
+typedef GG_ENUM(gg_dtype) {
   GG_DTYPE_BF16 = 0,
   GG_DTYPE_FP16 = 1,
   GG_DTYPE_FP32 = 2,
@@ -76,7 +86,7 @@ typedef enum gg_dtype {
 
 /* Block scales: one scale per block of consecutive elements along the
  * contraction dimension (for quantize: along the output's own blocking dim). */
-typedef enum gg_block_scaling {
+typedef GG_ENUM(gg_block_scaling) {
   GG_BLOCK_NONE = 0,
   GG_BLOCK_MX32 = 1,     /* e8m0 per 32 elements (OCP MX v1.0: mxfp8) */
   GG_BLOCK_NV16 = 2,     /* e4m3 per 16 elements (nvfp4) */
@@ -85,22 +95,22 @@ typedef enum gg_block_scaling {
 } gg_block_scaling;
 
 /* An extra fp32 multiplier: none, one per tensor, or one per group. */
-typedef enum gg_scale_extent {
+typedef GG_ENUM(gg_scale_extent) {
   GG_SCALE_NONE = 0,
   GG_SCALE_TENSOR = 1,
   GG_SCALE_GROUP = 2
 } gg_scale_extent;
 
-typedef enum gg_layout {
+typedef GG_ENUM(gg_layout) {
   GG_LAYOUT_N = 0, /* stored as the canonical shape of the operand's role */
   GG_LAYOUT_T = 1  /* stored transposed */
 } gg_layout;
 
-typedef enum gg_op { GG_OP_RAGGED_M = 0, GG_OP_RAGGED_K = 1 } gg_op;
+typedef GG_ENUM(gg_op) { GG_OP_RAGGED_M = 0, GG_OP_RAGGED_K = 1 } gg_op;
 
-typedef enum gg_index_type { GG_INDEX_INT32 = 0, GG_INDEX_INT64 = 1 } gg_index_type;
+typedef GG_ENUM(gg_index_type) { GG_INDEX_INT32 = 0, GG_INDEX_INT64 = 1 } gg_index_type;
 
-typedef enum gg_path {
+typedef GG_ENUM(gg_path) {
   GG_PATH_AUTO = 0,      /* fastest GPU path for the device and problem */
   GG_PATH_REFERENCE = 1, /* CPU oracle: every pointer is host memory */
   GG_PATH_PORTABLE = 2,  /* sm_80+ tensor-core kernels */

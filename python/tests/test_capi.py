@@ -43,7 +43,7 @@ def header():
 def _enums(header):
     """{C enum type: {member: value}}, implicit values counted as C does."""
     enums = {}
-    for name, body in re.findall(r"typedef\s+enum\s+(\w+)\s*\{(.*?)\}", header, flags=re.S):
+    for name, body in re.findall(r"typedef\s+GG_ENUM\((\w+)\)\s*\{(.*?)\}", header, flags=re.S):
         members, next_value = {}, 0
         for entry in filter(None, (e.strip() for e in body.split(","))):
             member, _, value = (part.strip() for part in entry.partition("="))
@@ -51,6 +51,8 @@ def _enums(header):
             members[member] = next_value
             next_value += 1
         enums[name] = members
+    declared = re.findall(r"\btypedef\s+(?:enum|GG_ENUM)\b", header)
+    assert len(enums) == len(declared), "an enum of the header was not parsed"
     return enums
 
 

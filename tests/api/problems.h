@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <memory>
 #include <vector>
@@ -83,14 +82,13 @@ struct HostWorkspace {
   void* data = arena.allocate(256);
 };
 
-// An enum holding a value outside its enumerators, as a C caller may pass one
-// (in C++ a cast to such a value is unspecified; the bytes are not).
+// An enum holding a value outside its enumerators, as a C caller may pass
+// one: a value of the type, every enum of the header having int as its
+// fixed underlying type in C++ (GG_ENUM).
 template <class Enum>
 Enum raw_enum(int value) {
   static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
-  Enum e;
-  memcpy(&e, &value, sizeof e);
-  return e;
+  return static_cast<Enum>(value);
 }
 
 template <class Enum>

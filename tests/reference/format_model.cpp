@@ -114,7 +114,8 @@ uint32_t model_code(gg_dtype dtype, long double value) {
 
 uint32_t random_code(gg_dtype dtype, CodeRange range, std::mt19937& rng) {
   const Layout f = layout_of(dtype);
-  const uint32_t codes_max = (1u << code_bits(f)) - 1;
+  // All ones in the code's bits (32 for fp32, which a shift cannot reach).
+  const uint32_t codes_max = ~uint32_t{0} >> (32 - code_bits(f));
   const int window =
       dtype == GG_DTYPE_BF16 || dtype == GG_DTYPE_FP16 || dtype == GG_DTYPE_FP32 ? 4 : 1;
   for (;;) {

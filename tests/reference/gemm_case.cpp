@@ -267,11 +267,13 @@ int64_t GemmCase::check() const {
         const long double want = epilogue(g, at, sum, magnitude, depth, &bound);
         const long double got = model_value(setup_.out_dtype, out.code(matrix, r, j));
         // A NaN model value comes from beta * NaN: the old value was read.
-        const bool ok =
-            isnan(want) ? isnan(got)
-            : bound == 0
-                ? got == model_round(setup_.out_dtype, want)
-                : fabsl(got - want) <= model_ulp(setup_.out_dtype, fabsl(want) + bound) / 2 + bound;
+        // Otherwise the reference holds a value within `bound` of the model
+        // and rounds it once, so (rounding being monotonic) the output lies
+        // between the two ends of the interval rounded; beyond the
+        // output's range both ends are the same infinity.
+        const bool ok = isnan(want) ? isnan(got)
+                                    : model_round(setup_.out_dtype, want - bound) <= got &&
+                                          got <= model_round(setup_.out_dtype, want + bound);
         if (!ok && ++failures <= 5) {
           ADD_FAILURE() << "out[" << matrix << "](" << r << ", " << j
                         << ") = " << static_cast<double>(got) << ", model "

@@ -8,7 +8,8 @@
 // significant bits over so narrow an exponent range that every product and
 // sum is exact in double: the reference must then equal the model rounded
 // once, bit for bit. kFull draws every finite code; the check then allows the
-// reference's double rounding error on top of the output's half ulp.
+// reference's double rounding error before its one rounding to the output
+// (sums past the output's range must come out as infinities).
 #pragma once
 
 #include <stdint.h>
