@@ -159,9 +159,8 @@ INSTANTIATE_TEST_SUITE_P(Api, ReferenceRaggedK, ::testing::Values(GG_LAYOUT_N, G
 // nothing, and a quantize of no tokens writes every group's amax (0) and
 // fp32 scale. Data left NULL where the tensor has elements is refused.
 TEST(ReferenceRun, EmptyTensorsWithoutAddresses) {
-  int32_t* no_tokens = nullptr;
-  const auto zero_sizes = [&](Arena* arena) {
-    no_tokens = static_cast<int32_t*>(arena->allocate(kGroups * sizeof(int32_t)));
+  const auto zero_sizes = [](Arena* arena) {
+    auto* no_tokens = static_cast<int32_t*>(arena->allocate(kGroups * sizeof(int32_t)));
     for (int g = 0; g < kGroups; ++g) no_tokens[g] = 0;
     return gg_group_sizes{no_tokens, nullptr, GG_INDEX_INT32};
   };
