@@ -25,7 +25,7 @@ const char* const kUsage =
     "  verify   run one random problem on a path and check it against the CPU reference\n"
     "             --op fprop|dgrad|wgrad|ragged-m|ragged-k  --dtype bf16|fp16|e4m3|e5m2\n"
     "             --out bf16|fp16|fp32  --m|--tokens N  --n N  --k N  --groups G\n"
-    "             --routing uniform|skewed|random|one-hot|empty  --path "
+    "             --routing uniform|skewed|random|padded|one-hot|empty  --path "
     "auto|portable|sm90|reference\n"
     "             [--rhs-layout nk|kn|n|t] (ragged-m, ragged-k)  [--lhs-layout n|t] (ragged-k)\n"
     "             [--alpha a] [--beta b] [--bias] [--seed s] [--tail R] [--index int32|int64]\n"
@@ -38,7 +38,7 @@ const char* const kUsage =
     "  bench-quantize  time the grouped quantizer (rowwise + columnwise) against the copy\n"
     "             bandwidth  [--preset NAME[,NAME...]] [--tokens N[,N...]]\n"
     "             [--formats fp8_e4m3_tensor,fp8_e4m3_group,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group]\n"
-    "             [--input bf16|fp16|fp32] [--routing uniform|skewed|random|one-hot|empty]\n"
+    "             [--input bf16|fp16|fp32] [--routing uniform|skewed|random|padded|one-hot|empty]\n"
     "             [--iters N] [--warm-ms N] (as bench's: 300)\n"
     "\n"
     "exit codes: 0 success/PASS, 1 failure/FAIL, 2 usage error\n";

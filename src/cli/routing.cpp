@@ -11,7 +11,7 @@ namespace gg::cli {
 
 const std::vector<Name<Routing>> kRoutingNames = {
     {"uniform", Routing::kUniform}, {"skewed", Routing::kSkewed}, {"random", Routing::kRandom},
-    {"one-hot", Routing::kOneHot},  {"empty", Routing::kEmpty},
+    {"padded", Routing::kPadded},   {"one-hot", Routing::kOneHot}, {"empty", Routing::kEmpty},
 };
 
 namespace {
@@ -70,6 +70,12 @@ std::vector<int64_t> route(Routing routing, int64_t rows, int32_t groups, uint64
       return skewed_sizes(rows, groups, random);
     case Routing::kRandom:
       for (int64_t row = 0; row < rows; ++row) ++sizes[random.below(groups)];
+      return sizes;
+    case Routing::kPadded:
+      for (int64_t unit = 0; unit < rows / kPaddedUnit; ++unit) {
+        sizes[random.below(groups)] += kPaddedUnit;
+      }
+      sizes[groups - 1] += rows % kPaddedUnit;
       return sizes;
     case Routing::kOneHot:
       sizes[random.below(groups)] = rows;
