@@ -18,6 +18,10 @@
 # (.ab-base/ is ignored by git), sent along with the working tree, then
 # `scripts/ab_bench.sh .ab-base ...` there.
 # Every run's output goes to $OUT (or build/ab/logs).
+# AB_BASE_CLI and AB_HEAD_CLI, both set, name groupgemm CLIs already built
+# for this GPU (elsewhere, by the same CUDA toolkit, and carried along):
+# they are run as they are, nothing is built, and <base> only names the
+# base in the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: scripts/ab_bench.sh <base> <groupgemm subcommand and arguments...>}
@@ -32,7 +36,10 @@ arch=${capability/./}
 [ "$arch" = 90 ] && arch=90a  # the sm90 path needs the arch-specific target
 # The base's tree is extracted (or copied) again only when it changed, so
 # that a second call on the same base rebuilds nothing.
-if [ -d "$base" ]; then
+if [ -n "${AB_BASE_CLI:-}" ] && [ -n "${AB_HEAD_CLI:-}" ]; then
+  cli_base=$AB_BASE_CLI
+  cli_head=$AB_HEAD_CLI
+elif [ -d "$base" ]; then
   if ! diff -rq "$base" build/ab/base-src > /dev/null 2>&1; then
     rm -rf build/ab/base-src build/ab/base-src.commit
     cp -r "$base" build/ab/base-src
@@ -46,25 +53,30 @@ else
     echo "$commit" > build/ab/base-src.commit
   fi
 fi
-for path in ${AB_SAME_FILES:-}; do
-  cmp -s "$path" "build/ab/base-src/$path" || cp "$path" "build/ab/base-src/$path"
-done
-build() {  # build <source> <build dir>
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="$arch-real" > "$2.log" 2>&1 &&
-    cmake --build "$2" -j"$(( ($(nproc) + 1) / 2 ))" --target groupgemm_cli >> "$2.log" 2>&1
-}
-build build/ab/base-src build/ab/base & base_build=$!
-build . build/ab/head & head_build=$!
-status=0
-wait $base_build || { echo "ab_bench: the build of $base failed (build/ab/base.log)" >&2; status=1; }
-wait $head_build || { echo "ab_bench: the build of the working tree failed (build/ab/head.log)" >&2; status=1; }
-[ $status -eq 0 ] || exit 1
+if [ -z "${cli_base:-}" ]; then
+  for path in ${AB_SAME_FILES:-}; do
+    cmp -s "$path" "build/ab/base-src/$path" || cp "$path" "build/ab/base-src/$path"
+  done
+  build() {  # build <source> <build dir>
+    cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES="$arch-real" > "$2.log" 2>&1 &&
+      cmake --build "$2" -j"$(( ($(nproc) + 1) / 2 ))" --target groupgemm_cli >> "$2.log" 2>&1
+  }
+  build build/ab/base-src build/ab/base & base_build=$!
+  build . build/ab/head & head_build=$!
+  status=0
+  wait $base_build || { echo "ab_bench: the build of $base failed (build/ab/base.log)" >&2; status=1; }
+  wait $head_build || { echo "ab_bench: the build of the working tree failed (build/ab/head.log)" >&2; status=1; }
+  [ $status -eq 0 ] || exit 1
+  cli_base=build/ab/base/src/cli/groupgemm
+  cli_head=build/ab/head/src/cli/groupgemm
+fi
 
 for round in $(seq "$rounds"); do
   for side in base head; do
     echo "== $side, round $round: groupgemm $*"
-    build/ab/$side/src/cli/groupgemm "$@" | tee "$logs/$side-$round.txt"
+    cli=cli_$side
+    "${!cli}" "$@" | tee "$logs/$side-$round.txt"
   done
 done
 

@@ -79,16 +79,28 @@ bool groups_back_to_back(const gg_quantize_desc& d) {
   return d.group_sizes.sizes != nullptr && d.group_sizes.offsets == nullptr;
 }
 
+// Whether an output's codes and scales, rowwise or columnwise, are the
+// same wherever the groups start or end.
+bool ignores_groups(const gg_tensor& out, bool rowwise) {
+  return out.data == nullptr ||
+         (out.scale_extent != GG_SCALE_GROUP && out.block_scaling != GG_BLOCK_128X128 &&
+          (rowwise || out.block_scaling == GG_BLOCK_NONE));
+}
+
 }  // namespace
 
 bool codes_ignore_groups(const gg_quantize_desc& d) {
-  if (!groups_back_to_back(d)) return false;
-  const auto ignores = [](const gg_tensor& out, bool rowwise) {
-    return out.data == nullptr ||
-           (out.scale_extent != GG_SCALE_GROUP && out.block_scaling != GG_BLOCK_128X128 &&
-            (rowwise || out.block_scaling == GG_BLOCK_NONE));
-  };
-  return ignores(d.rowwise, true) && ignores(d.columnwise, false);
+  return groups_back_to_back(d) && ignores_groups(d.rowwise, true) &&
+         ignores_groups(d.columnwise, false);
+}
+
+bool groups_only_restart_column_blocks(const gg_quantize_desc& d) {
+  const gg_tensor& column = d.columnwise;
+  const bool blocks_along_tokens =
+      column.data != nullptr && column.scale_extent != GG_SCALE_GROUP &&
+      (column.block_scaling == GG_BLOCK_1X128 || column.block_scaling == GG_BLOCK_MX32 ||
+       column.block_scaling == GG_BLOCK_NV16);
+  return groups_back_to_back(d) && ignores_groups(d.rowwise, true) && blocks_along_tokens;
 }
 
 bool group_scales_by_row(const gg_quantize_desc& d) {

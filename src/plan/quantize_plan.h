@@ -54,6 +54,19 @@ bool codes_ignore_groups(const gg_quantize_desc& desc);
 // picks the same heights (128, 256).
 bool group_scales_by_row(const gg_quantize_desc& desc);
 
+// Whether the only thing the groups change in the outputs is where a
+// columnwise output's blocks along tokens (1 x 128, mxfp8, nvfp4) restart:
+// prefix-sum groups, no group scales, the rowwise output as
+// codes_ignore_groups allows. Then a chunk (128 groups) whose non-empty
+// groups all start on the grid of those blocks from the chunk's first row
+// -- groups padded to the block, as routers that pad to 16, 32 or 128
+// tokens leave them -- codes its rows as one group: its tiles run across
+// the groups' ends, which are block ends, so only its last tile is
+// partial. The quantize launch tests this on the device, chunk by chunk,
+// on 64- and 128-token tiles (quantize_kernel.cuh), so that it holds for
+// every replay of a graph.
+bool groups_only_restart_column_blocks(const gg_quantize_desc& desc);
+
 // Shared memory of a quantize CTA whose tiles are `tile_rows` tokens of
 // `input_bytes`-byte elements by 128 (quantize_kernel.cuh checks its layout
 // against these). Dynamic: 128 bytes of alignment slack, two stages of raw

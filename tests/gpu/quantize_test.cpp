@@ -7,10 +7,11 @@
 // on one workspace, whose scratch holds poison before every run (as a GEMM
 // launch sharing it leaves it); outputs that ignore the groups, coded as one
 // span of rows; CTAs coding more tiles than the kernel's ring of tile
-// descriptors holds; and CUDA graphs replayed after the sizes changed on the
-// device. The plan's three tile heights (64, 128 and 256 tokens, by the
-// average group) each take every format with sizes at their tile edges, bad
-// sizes and a graph replay. Every output sits between guard bands and starts
+// descriptors holds; groups padded to columnwise blocks, coded as one
+// group; and CUDA graphs replayed after the sizes changed on the device.
+// The plan's three tile heights (64, 128 and 256 tokens, by the average
+// group) each take every format with sizes at their tile edges, bad sizes
+// and a graph replay. Every output sits between guard bands and starts
 // poisoned, each case checked under two poison bytes (quantize_case.h).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -292,6 +293,89 @@ TEST_P(Quantize, SmallGroupsAsOneSpan) {
   s.rowwise_format = fp8_group;
   s.columnwise_format = fp8_group;
   expect_graph_replays(s, reroutes);
+}
+
+// Outputs whose only tie to the groups is a columnwise output's blocks
+// along tokens (mxfp8, nvfp4 under a tensor scale, 1 x 128), on groups
+// padded to those blocks, which each chunk codes as one group
+// (groups_only_restart_column_blocks): partial last groups, empty groups,
+// sums short of M and past it, a negative size, M off 16, each tile
+// height, G = 256 with one chunk padded and the other not (either way
+// round, so the second chunk's blocks count from a row off every grid), a
+// group off the grid, and a graph replayed between padded and unpadded
+// sizes.
+TEST_P(Quantize, SmallPaddedGroupsAsOne) {
+  std::mt19937_64 rng = test_rng("quantize padded groups");
+  struct Outputs {
+    bool rowwise;
+    QuantizeFormatSpec row;
+    QuantizeFormatSpec col;
+    int64_t block;  // the columnwise block, which the groups are padded to
+  };
+  const QuantizeFormatSpec mxfp8{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
+  const QuantizeFormatSpec nvfp4{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
+  const QuantizeFormatSpec fp8_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
+  const std::vector<Outputs> outputs = {
+      {true, mxfp8, mxfp8, 32},
+      {false, {}, {GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE}, 32},
+      {true, {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR}, mxfp8, 32},
+      {true, nvfp4, nvfp4, 16},
+      {true, fp8_1x128, fp8_1x128, 128},
+  };
+  std::set<int> heights;
+  for (const Outputs& o : outputs) {
+    const int64_t b = o.block;
+    struct Sizes {
+      std::string name;
+      std::vector<int64_t> sizes;
+      int64_t rows;
+    };
+    // M even throughout: nvfp4's columnwise rows hold two tokens a byte.
+    std::vector<Sizes> cases = {
+        {"padded, sum<M", padded_sizes(12, 24 * b + b / 2 + 3, b, rng), 24 * b + b},
+        {"negative and past M", {-1, 2 * b, 0, b, 10 * b}, 5 * b + 8},
+        {"M off 16", {b, 0, 2 * b, b + 5}, 4 * b + 14},
+        {"all empty", std::vector<int64_t>(6, 0), 3 * b},
+        {"one hot", one_hot_sizes(8, 3 * b + 1, 2), 4 * b},
+        {"a group off the grid", {b, 2 * b, b + 1, b, 2 * b}, 7 * b + 2},
+    };
+    for (const int64_t average : {32, 64, 128, 256}) {
+      cases.push_back({"averaging " + std::to_string(average) + " rows",
+                       padded_sizes(16, 16 * average - 5, b, rng), 16 * average});
+    }
+    std::vector<int64_t> padded = padded_sizes(128, 128 * 3 * b + 7, b, rng);
+    std::vector<int64_t> unpadded = random_sizes(128, 128 * 3 * b + 9, rng);
+    std::vector<int64_t> first_padded = padded, first_unpadded = unpadded;
+    first_padded.insert(first_padded.end(), unpadded.begin(), unpadded.end());
+    first_unpadded.insert(first_unpadded.end(), padded.begin(), padded.end());
+    cases.push_back({"G=256, chunk 0 padded", first_padded, sum_of(first_padded) / 2 * 2 + 2});
+    cases.push_back({"G=256, chunk 1 padded", first_unpadded, (sum_of(first_unpadded) + 1) / 2 * 2});
+    for (const Sizes& c : cases) {
+      SCOPED_TRACE(c.name);
+      QuantizeSpec s = ragged(c.sizes, c.rows, 160);
+      s.rowwise = o.rowwise;
+      s.rowwise_format = o.row;
+      s.columnwise_format = o.col;
+      const int rows = tile_rows(s);
+      SCOPED_TRACE("tiles of " + std::to_string(rows) + " tokens");
+      heights.insert(rows);
+      expect_correct(s);
+      if (HasFailure()) return;
+    }
+  }
+  const bool tall_fit = quantize_tiles_fit(2, 256, shared_bytes_per_block());
+  EXPECT_EQ(heights, (tall_fit ? std::set<int>{64, 128, 256} : std::set<int>{64, 128}));
+  // Captured once, replayed after the sizes changed on the device.
+  for (const Outputs& o : {outputs[0], outputs[4]}) {
+    QuantizeSpec s = ragged(padded_sizes(12, 12 * o.block, o.block, rng), 13 * o.block, 136);
+    s.rowwise_format = o.row;
+    s.columnwise_format = o.col;
+    expect_graph_replays(s, {random_sizes(12, 12 * o.block, rng),
+                             padded_sizes(12, 12 * o.block + 3, o.block, rng),
+                             std::vector<int64_t>(12, 0),
+                             {-3, o.block, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20 * o.block}});
+    if (HasFailure()) return;
+  }
 }
 
 // CTAs that code more of one chunk's tiles than the ring of tile

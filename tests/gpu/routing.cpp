@@ -32,6 +32,16 @@ std::vector<int64_t> random_sizes(int32_t groups, int64_t tokens, std::mt19937_6
   return sizes;
 }
 
+std::vector<int64_t> padded_sizes(int32_t groups, int64_t tokens, int64_t pad,
+                                  std::mt19937_64& rng) {
+  std::vector<int64_t> sizes = random_sizes(groups, tokens / pad, rng);
+  for (int64_t& size : sizes) size *= pad;
+  const auto last = std::find_if(sizes.rbegin(), sizes.rend(), [](int64_t s) { return s > 0; });
+  if (last != sizes.rend()) *last += tokens % pad;
+  else sizes.back() = tokens;
+  return sizes;
+}
+
 std::vector<int64_t> one_hot_sizes(int32_t groups, int64_t tokens, int32_t hot) {
   std::vector<int64_t> sizes(static_cast<size_t>(groups), 0);
   sizes[static_cast<size_t>(hot)] = tokens;

@@ -17,6 +17,11 @@ std::vector<int64_t> uniform_sizes(int32_t groups, int64_t tokens);
 // A random split in which about a quarter of the groups (never all) get no
 // rows; sizes are unaligned in general.
 std::vector<int64_t> random_sizes(int32_t groups, int64_t tokens, std::mt19937_64& rng);
+// random_sizes in units of `pad` tokens, the last non-empty group holding
+// tokens % pad more: every non-empty group starts on a multiple of `pad`
+// (a router that pads each expert to its blocks), the last one partial.
+std::vector<int64_t> padded_sizes(int32_t groups, int64_t tokens, int64_t pad,
+                                  std::mt19937_64& rng);
 // Every token in group `hot`.
 std::vector<int64_t> one_hot_sizes(int32_t groups, int64_t tokens, int32_t hot);
 // pattern[g % pattern.size()] for group g, e.g. the tile edges

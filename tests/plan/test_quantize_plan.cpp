@@ -231,6 +231,41 @@ TEST_F(QuantizeOutputs, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
   EXPECT_FALSE(codes_ignore_groups(d));
 }
 
+TEST_F(QuantizeOutputs, GroupsOnlyRestartColumnwiseBlocksAlongTokens) {
+  // A columnwise output with blocks along tokens, alone or beside a
+  // rowwise one that ignores the groups.
+  for (const gg_block_scaling blocks : {GG_BLOCK_MX32, GG_BLOCK_1X128}) {
+    with(&d.columnwise, GG_DTYPE_E4M3, blocks, GG_SCALE_NONE);
+    EXPECT_TRUE(groups_only_restart_column_blocks(d)) << blocks;
+  }
+  with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_TRUE(groups_only_restart_column_blocks(d));
+  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_TRUE(groups_only_restart_column_blocks(d));
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  EXPECT_TRUE(groups_only_restart_column_blocks(d));
+  // A rowwise output under group scales, or a columnwise one under group
+  // scales or without blocks along tokens, depends on the groups otherwise
+  // (or not at all: codes_ignore_groups).
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  EXPECT_FALSE(groups_only_restart_column_blocks(d));
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
+  EXPECT_FALSE(groups_only_restart_column_blocks(d));
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  EXPECT_FALSE(groups_only_restart_column_blocks(d));
+  d.columnwise.data = nullptr;
+  EXPECT_FALSE(groups_only_restart_column_blocks(d));
+  // Groups placed by offsets may leave gaps; stacked matrices are not ragged.
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  EXPECT_TRUE(groups_only_restart_column_blocks(d));
+  d.group_sizes.offsets = offsets;
+  EXPECT_FALSE(groups_only_restart_column_blocks(d));
+  d.group_sizes.offsets = nullptr;
+  d.group_sizes.sizes = nullptr;
+  EXPECT_FALSE(groups_only_restart_column_blocks(d));
+}
+
 TEST_F(QuantizeOutputs, GroupScalesByRowForFp8WithoutBlocks) {
   with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
   EXPECT_TRUE(group_scales_by_row(d));  // rowwise alone

@@ -45,6 +45,10 @@ struct QuantizeParams {
   // where it needs only the tensor's amax.
   bool span;
   bool row_scales;
+  // The quantize launch codes each chunk whose non-empty groups start on
+  // its columnwise blocks as one group of the chunk's rows
+  // (groups_only_restart_column_blocks, plan/quantize_plan.h).
+  bool aligned_groups_as_one;
 
   const void* input;
   gg_dtype input_type;
