@@ -52,6 +52,7 @@ const std::vector<QuantizeFormat> kFormats = {
     {"fp8_e4m3_group", GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP},
     {"fp8_e4m3_1x128", GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
     {"mxfp8_e4m3", GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+    {"nvfp4_tensor", GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR},
     {"nvfp4_group", GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
 };
 
