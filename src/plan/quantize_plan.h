@@ -62,9 +62,8 @@ bool group_scales_by_row(const gg_quantize_desc& desc);
 // -- groups padded to the block, as routers that pad to 16, 32 or 128
 // tokens leave them -- codes its rows as one group: its tiles run across
 // the groups' ends, which are block ends, so only its last tile is
-// partial. The quantize launch tests this on the device, chunk by chunk,
-// on 64- and 128-token tiles (quantize_kernel.cuh), so that it holds for
-// every replay of a graph.
+// partial. The quantize launch tests this on the device, chunk by chunk
+// (quantize_kernel.cuh), so that it holds for every replay of a graph.
 bool groups_only_restart_column_blocks(const gg_quantize_desc& desc);
 
 // Shared memory of a quantize CTA whose tiles are `tile_rows` tokens of

@@ -31,9 +31,10 @@
 // columnwise output's blocks along tokens depend on the groups
 // (groups_only_restart_column_blocks), a chunk whose non-empty groups all
 // start on the blocks counted from its first row (groups padded to the
-// block) has its rows taken as one group, by the same per-group tiles, on
-// 64- and 128-token tiles; the test is a barrier's OR over the chunk's
-// scanned extents, so it follows the sizes of every replay.
+// block) has its rows taken as one group, by the same per-group tiles: its
+// first entry becomes that group, the others empty; the test is a barrier's
+// OR over the chunk's scanned extents, so it follows the sizes of every
+// replay.
 //
 // Where both outputs are fp8 under one whole scale, every element has one
 // code for both, and a second instance of the quantize launch codes it
@@ -451,13 +452,28 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
         extent = clamp_group(raw_size, has_offsets, raw_offset, previous_end, p.rows, &flags);
       }
     }
+    // Where every non-empty group starts on the columnwise blocks counted
+    // from the chunk's first row, each group but the chunk's last non-empty
+    // one holds whole blocks, so the blocks of the chunk's rows taken as one
+    // group are the groups' blocks: the chunk's first entry becomes that
+    // group and the others empty, and its tiles run across the groups' ends
+    // (padded groups; uniform routing's 64-row groups under 128-token
+    // tiles). The test is the barrier before the scan storage is reused.
+    const bool off_grid = live && extent.size > 0 && col_block > 0 &&
+                          (extent.start - rows_before) % col_block != 0;
+    const bool as_one = !__syncthreads_or(off_grid) && quantizes(kPass) &&
+                        p.aligned_groups_as_one && col_block > 0 && kTm % col_block == 0;
+    if (as_one) {
+      const int64_t rows_end = capped_sum(rows_before, rows_total, p.rows);
+      extent = threadIdx.x == 0 ? GroupExtent{rows_before, rows_end - rows_before}
+                                : GroupExtent{0, 0};
+    }
     const int64_t tiles =
         group_pieces
             ? ceil_div(chunks_of_rows<kIn>(extent.size, p.cols), kBatchChunks<kTm> * kPieceBatches)
             : ceil_div(extent.size, kTm) * tiles_k;
     const int64_t blocks = col_block > 0 ? ceil_div(extent.size, col_block) : 0;
     int64_t tiles_inclusive = 0, tiles_total = 0, blocks_inclusive = 0, blocks_total = 0;
-    __syncthreads();  // the scan storage is reused
     Scan<kTm>(scan_storage).InclusiveSum(tiles, tiles_inclusive, tiles_total);
     __syncthreads();
     Scan<kTm>(scan_storage).InclusiveSum(blocks, blocks_inclusive, blocks_total);
@@ -493,33 +509,16 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     // The tiles of the table: the chunk's `count` groups from group `base`,
     // tiles [table_first, table_first + table_tiles); as a span, the windows
     // of kTm rows that meet the chunk's rows [span_lo, span_hi).
-    int count = static_cast<int>(min64(kChunk, p.groups - base));
+    // A merged chunk is searched as a table of one on 64- and 128-token
+    // tiles, whose descriptors come often (the empty entries' search cost
+    // up to 6% there). On 256-token tiles the table keeps its entries:
+    // there a count that depends on the merge cost 1-5% under uniform
+    // routing, whose tiles it does not change (H200, docs/PERF.md).
+    const int count =
+        kTm <= 128 && as_one ? 1 : static_cast<int>(min64(kChunk, p.groups - base));
     int64_t table_first = tiles_before, table_tiles = tiles_total;
     const int64_t span_lo = rows_before;
     const int64_t span_hi = capped_sum(rows_before, rows_total, p.rows);
-    // Where every non-empty group starts on the columnwise blocks counted
-    // from span_lo, each group but the chunk's last non-empty one holds
-    // whole blocks, so the blocks of the chunk's rows taken as one group
-    // are the groups' blocks: entry 0 becomes that group, and its tiles
-    // run across the groups' ends (padded groups; uniform routing's
-    // 64-row groups under 128-token tiles). Not in the 256-token instance,
-    // which the plan gives groups of 256 rows and more on average: there
-    // the test's code alone cost 1-4% under uniform routing, where it
-    // changes no tile (H200, docs/PERF.md).
-    if (quantizes(kPass) && kTm <= 128 && p.aligned_groups_as_one && col_block > 0 &&
-        kTm % col_block == 0 &&
-        !__syncthreads_or(live && extent.size > 0 && (extent.start - span_lo) % col_block != 0)) {
-      count = 1;
-      table_tiles = ceil_div(span_hi - span_lo, kTm) * tiles_k;
-      if (threadIdx.x == 0) {
-        chunk.tiles_before = tiles_before + table_tiles;
-        chunk.start[0] = span_lo;
-        chunk.size[0] = span_hi - span_lo;
-        chunk.tile_end[0] = tiles_before + table_tiles;
-        chunk.first_block[0] = blocks_before;
-      }
-      __syncthreads();  // entry 0 is written
-    }
     if (spans) {
       const int64_t windows = span_hi > span_lo ? ceil_div(span_hi, kTm) - span_lo / kTm : 0;
       table_first = span_tiles_before;
