@@ -349,7 +349,8 @@ TEST_P(Quantize, SmallPaddedGroupsAsOne) {
     first_padded.insert(first_padded.end(), unpadded.begin(), unpadded.end());
     first_unpadded.insert(first_unpadded.end(), padded.begin(), padded.end());
     cases.push_back({"G=256, chunk 0 padded", first_padded, sum_of(first_padded) / 2 * 2 + 2});
-    cases.push_back({"G=256, chunk 1 padded", first_unpadded, (sum_of(first_unpadded) + 1) / 2 * 2});
+    cases.push_back(
+        {"G=256, chunk 1 padded", first_unpadded, (sum_of(first_unpadded) + 1) / 2 * 2});
     for (const Sizes& c : cases) {
       SCOPED_TRACE(c.name);
       QuantizeSpec s = ragged(c.sizes, c.rows, 160);
