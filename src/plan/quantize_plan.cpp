@@ -116,6 +116,14 @@ bool group_scales_by_row(const gg_quantize_desc& d) {
           column.dtype == row.dtype);
 }
 
+bool needs_tensor_amax_only(const gg_quantize_desc& d) {
+  const auto group_scale = [](const gg_tensor& t) {
+    return t.data != nullptr && t.scale_extent == GG_SCALE_GROUP;
+  };
+  return groups_back_to_back(d) && d.amax == nullptr && !group_scale(d.rowwise) &&
+         !group_scale(d.columnwise);
+}
+
 std::string QuantizePlan::describe() const {
   const std::string problem = std::string("quantize ") + api::dtype_name(shape.input) +
                               (shape.stacked ? " stacked" : "") +

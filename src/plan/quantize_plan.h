@@ -66,6 +66,13 @@ bool group_scales_by_row(const gg_quantize_desc& desc);
 // (quantize_kernel.cuh), so that it holds for every replay of a graph.
 bool groups_only_restart_column_blocks(const gg_quantize_desc& desc);
 
+// Whether the amax launch needs only the tensor's amax: no amax output, no
+// group scale, groups back to back (prefix sums). It then reads all the
+// groups' rows as one stream, whatever the quantize launch's tiles are
+// (nvfp4 under a tensor scale, fp8 under a tensor scale beside columnwise
+// blocks), instead of each group's rows in pieces of their own.
+bool needs_tensor_amax_only(const gg_quantize_desc& desc);
+
 // Shared memory of a quantize CTA whose tiles are `tile_rows` tokens of
 // `input_bytes`-byte elements by 128 (quantize_kernel.cuh checks its layout
 // against these). Dynamic: 128 bytes of alignment slack, two stages of raw

@@ -289,6 +289,40 @@ TEST_F(QuantizeOutputs, GroupScalesByRowForFp8WithoutBlocks) {
   EXPECT_FALSE(group_scales_by_row(d));  // stacked: a matrix a group
 }
 
+TEST_F(QuantizeOutputs, TensorAmaxOnlyWithoutGroupScalesOrAmaxOutput) {
+  // nvfp4 under a tensor scale, both ways: its columnwise blocks restart at
+  // every group start, but the amax launch needs only the tensor's amax.
+  with(&d.rowwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_FALSE(codes_ignore_groups(d));
+  EXPECT_TRUE(needs_tensor_amax_only(d));
+  // fp8 under a tensor scale beside columnwise mxfp8; columnwise alone.
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  EXPECT_TRUE(needs_tensor_amax_only(d));
+  d.rowwise.data = nullptr;
+  with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_TRUE(needs_tensor_amax_only(d));
+  // A group scale on either output, or the per-group amax output, needs
+  // each group's amax.
+  with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+  d.rowwise.data = nullptr;
+  with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+  with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  float amax[4] = {};
+  d.amax = amax;
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+  d.amax = nullptr;
+  // Groups placed by offsets may leave gaps; stacked matrices are not ragged.
+  d.group_sizes.offsets = offsets;
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+  d.group_sizes.offsets = nullptr;
+  d.group_sizes.sizes = nullptr;
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+}
+
 TEST(QuantizePlan, TallTilesOnlyWhereTheyFitSharedMemory) {
   // A 256-token CTA of 16-bit input takes 166 KB of dynamic shared memory,
   // a 128-token one 83 KB.

@@ -45,6 +45,9 @@ struct QuantizeParams {
   // where it needs only the tensor's amax.
   bool span;
   bool row_scales;
+  // The amax launch reads all the groups' rows as one span, for the
+  // tensor's amax alone (needs_tensor_amax_only, plan/quantize_plan.h).
+  bool amax_span;
   // The quantize launch codes each chunk whose non-empty groups start on
   // its columnwise blocks as one group of the chunk's rows
   // (groups_only_restart_column_blocks, plan/quantize_plan.h).

@@ -86,6 +86,7 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   p.cols = k;
   p.row_scales = group_scales_by_row(d);
   p.span = p.row_scales || codes_ignore_groups(d);
+  p.amax_span = needs_tensor_amax_only(d);
   p.aligned_groups_as_one = groups_only_restart_column_blocks(d);
   const QuantizePlan plan = plan_quantize(quantize_shape(d, device.shared_bytes_per_block));
   if (api::log_enabled()) api::log_line(plan.describe());
