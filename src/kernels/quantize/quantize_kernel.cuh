@@ -58,11 +58,10 @@
 // loads: all the groups' rows as one stream, read from the last row back,
 // where only the tensor's word is needed (needs_tensor_amax_only, whatever
 // the quantize launch's tiles), else each group's rows in pieces of a few
-// batches, whose warps
-// merge their maxima into the group's word by atomicMax, no barrier
-// (0.55-0.72x the launch's time where it took tiles under random routing
-// on an H200; docs/PERF.md). On
-// sm_90+ the quantize launch is the amax launch's programmatic dependent:
+// batches, whose warps merge their maxima into the group's word by
+// atomicMax, no barrier (0.55-0.72x the launch's time where it took tiles
+// under random routing on an H200; docs/PERF.md). On sm_90+ the quantize
+// launch is the amax launch's programmatic dependent:
 // its CTAs take each SM as the amax CTAs leave it, and wait for the whole
 // amax launch (griddepcontrol.wait) before their first read. It reads the
 // maxima; its CTA 0 writes the amax output, the fp32 scales and the flags.

@@ -41,8 +41,7 @@ struct QuantizeParams {
   int tile_rows;               // tokens per tile: 64, 128 or 256 (plan/quantize_plan.h)
   // The quantize launch takes each chunk's rows as one span
   // (codes_ignore_groups or group_scales_by_row, plan/quantize_plan.h),
-  // with each row's group scale where row_scales; so does the amax launch
-  // where it needs only the tensor's amax.
+  // with each row's group scale where row_scales.
   bool span;
   bool row_scales;
   // The amax launch reads all the groups' rows as one span, for the
