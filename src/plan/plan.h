@@ -126,19 +126,18 @@ constexpr int64_t kSm90MaxGroups = 2048;
 // tiles: nearly every group fits one tile, and the tile's fourth stage keeps
 // more weight loads in flight. Longer groups take 128-row tiles, which read
 // half the operand bytes per FLOP. 128-row tiles against 64-row ones on an
-// H100 (docs/PERF.md, "H100 — 64-row tiles only for decode"): 0.97-1.00x at
-// 1-8 rows a group, 0.97-1.04x at 16 and 32 (Llama-4 Maverick at 2048
-// tokens, Mixtral-8x7B at 128), 1.04-1.25x at 64-128 with skewed routing
-// (DeepSeek-V3, Qwen3, gpt-oss-120b at 2048 tokens; 0.98-1.06x uniform) and
-// 1.17-1.34x at 128 (Llama-4 Maverick at 16384 tokens, skewed).
+// H100: 0.97-1.00x at 1-8 rows a group, 0.97-1.04x at 16 and 32 (Llama-4
+// Maverick at 2048 tokens, Mixtral-8x7B at 128), 1.04-1.25x at 64-128 with
+// skewed routing (DeepSeek-V3, Qwen3, gpt-oss-120b at 2048 tokens;
+// 0.98-1.06x uniform) and 1.17-1.34x at 128 (Llama-4 Maverick at 16384
+// tokens, skewed).
 constexpr int64_t kSm90ShortGroupRows = 32;
 
 // Ragged-K groups averaging fewer tokens than this take the sparse-K
 // instance: a k-step issues only the wgmma slices that hold group tokens.
-// Sparse over full k-steps on an H200 (docs/PERF.md, "H200 — weight
-// gradients"): 1.04-1.40x at 16 tokens a group; at 64, 1.01-1.09x on
-// uniform lists but 0.93-0.95x on skewed ones, which have the same static
-// facts; at 128 and 512, 0.81-0.92x.
+// Sparse over full k-steps on an H200: 1.04-1.40x at 16 tokens a group; at
+// 64, 1.01-1.09x on uniform lists but 0.93-0.95x on skewed ones, which have
+// the same static facts; at 128 and 512, 0.81-0.92x.
 constexpr int64_t kSm90SparseKTokens = 128;
 
 // Ragged-K groups averaging at least this many tokens pair their output's

@@ -117,7 +117,7 @@ constexpr bool quantize_tiles_fit(int input_bytes, int tile_rows, int64_t shared
 // tile's sixteen warps met at a CTA barrier to exchange its blocks' chunk
 // maxima. Since each block's four warps wait only for each other
 // (tile_writers.cuh), 1.08-1.13x faster again there and 1.04-1.07x under
-// random routing (docs/PERF.md).
+// random routing (on an H200).
 //
 // Outputs that ignore the groups (codes_ignore_groups), whose tiles are all
 // whole but each chunk's span's first and last, take 256-token tiles only from

@@ -60,11 +60,11 @@
 // the quantize launch's tiles), else each group's rows in pieces of a few
 // batches, whose warps merge their maxima into the group's word by
 // atomicMax, no barrier (0.55-0.72x the launch's time where it took tiles
-// under random routing on an H200; docs/PERF.md). On sm_90+ the quantize
-// launch is the amax launch's programmatic dependent:
-// its CTAs take each SM as the amax CTAs leave it, and wait for the whole
-// amax launch (griddepcontrol.wait) before their first read. It reads the
-// maxima; its CTA 0 writes the amax output, the fp32 scales and the flags.
+// under random routing on an H200). On sm_90+ the quantize launch is the
+// amax launch's programmatic dependent: its CTAs take each SM as the amax
+// CTAs leave it, and wait for the whole amax launch (griddepcontrol.wait)
+// before their first read. It reads the maxima; its CTA 0 writes the amax
+// output, the fp32 scales and the flags.
 // The maxima's words are zeroed by a memset before the amax launch: a
 // workspace may be shared with other launches (GEMMs write their own
 // records there), so the words cannot be left zeroed by the last run.
@@ -100,14 +100,12 @@ constexpr int kStages = 2;    // tiles a CTA holds: the one coded, the one arriv
 // as fast with batches on an H200 (1.03-1.07x under random routing up to
 // 65536 rows), a tensor scale 0.99-1.01x. Per-group tiles have thread 0
 // work out tile i + 2's while tile i is coded: batches gained 1.09-1.14x
-// where their tiles are half empty but lost up to 0.93x elsewhere
-// (docs/PERF.md).
+// where their tiles are half empty but lost up to 0.93x elsewhere.
 constexpr int kTileBatch = 8;
 constexpr int kRingSlots = 2 * kTileBatch;
 constexpr int kAmaxBatch = 8;  // the amax pass: 16-byte loads in flight before any is used
 // Batches of a group's piece of an amax stream: 8 ran 1.00-1.04x as fast
-// as 4, and 4 0.99-1.04x as fast as 2, under random routing on an H200
-// (docs/PERF.md).
+// as 4, and 4 0.99-1.04x as fast as 2, under random routing on an H200.
 constexpr int kPieceBatches = 8;
 // Stages start 128-byte aligned (ColumnRun addresses the swizzle by address
 // bits); the dynamic shared memory is asked for with this much slack.
@@ -178,7 +176,7 @@ constexpr int64_t kBatchChunks = int64_t{kThreadsOf<kTm>} * kAmaxBatch;
 // arithmetic first. Last chunk first, so that what the stream leaves in L2
 // is the rows the quantize launch reads first: on an H200 a tensor scale's
 // fp8 ran 1.09-1.10x as fast on Qwen3-30B-A3B at 16384 rows (64 MB of
-// input, L2 50 MB), 1.01-1.02x on larger inputs (docs/PERF.md).
+// input, L2 50 MB), 1.01-1.02x on larger inputs.
 template <gg_dtype kIn, int kTm>
 __device__ typename InputType<kIn>::Mag amax_stream(const uint4* chunks, int64_t count,
                                                     int64_t batch, int64_t step) {
@@ -517,7 +515,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     // tiles, whose descriptors come often (the empty entries' search cost
     // up to 6% there). On 256-token tiles the table keeps its entries:
     // there a count that depends on the merge cost 1-5% under uniform
-    // routing, whose tiles it does not change (H200, docs/PERF.md).
+    // routing, whose tiles it does not change (on an H200).
     const int count =
         kTm <= 128 && as_one ? 1 : static_cast<int>(min64(kChunk, p.groups - base));
     int64_t table_first = tiles_before, table_tiles = tiles_total;

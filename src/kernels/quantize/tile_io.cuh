@@ -401,7 +401,7 @@ __device__ inline void store_byte_range(uint8_t* chunk, const uint32_t* words, i
 // the range shares with a neighbour take nibble atomics and the bytes
 // between leave in aligned pieces. Byte by byte, as store_word goes, each
 // byte took a three-way branch; the pieces measured 1.03-1.08x on nvfp4
-// under random and skewed routing (docs/PERF.md). (fp8 end chunks leave a
+// under random and skewed routing (on an H200). (fp8 end chunks leave a
 // byte a lane, store_end_bytes in tile_writers.cuh.)
 __device__ inline void store_e2m1_chunk_range(uint8_t* chunk, const uint32_t* words, int lo,
                                               int hi) {

@@ -688,14 +688,13 @@ __device__ void store_end_bytes(const OutputParams& out, const Tile& t, int64_t 
 // elements outside the group, which no store writes. A row's end chunks,
 // which it shares with the tile before or after, leave apart: fp8 a byte a
 // lane after the loop (store_end_bytes), 1.04-1.18x on 11 of 12 fp8 rows
-// under random routing against storing them in the loop (docs/PERF.md, "fp8
-// end bytes a lane each"); e2m1 in the loop, in aligned pieces with nibble
-// atomics (store_e2m1_chunk_range). Before that, three layouts that took
-// the ends apart (a pass of their own a row a lane, a thread's chunk kept
-// as it steps rows, live chunks only) measured slower on fp8 ("what
-// misaligned group starts cost"), and runs of m-tiles a CTA, whose shared
-// end chunks were completed in shared memory, gained on a few random rows
-// but slowed the rest ("runs of m-tiles a CTA").
+// under random routing against storing them in the loop (on an H200); e2m1
+// in the loop, in aligned pieces with nibble atomics
+// (store_e2m1_chunk_range). Before that, three layouts that took the ends
+// apart (a pass of their own a row a lane, a thread's chunk kept as it
+// steps rows, live chunks only) measured slower on fp8, and runs of
+// m-tiles a CTA, whose shared end chunks were completed in shared memory,
+// gained on a few random rows but slowed the rest.
 template <int kBits, int kTm>
 __device__ void copy_out_columnwise(const OutputParams& out, const Tile& t, int64_t matrix,
                                     const CodeStage<kTm>* stage) {

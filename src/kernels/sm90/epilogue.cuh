@@ -13,7 +13,7 @@
 // write-only stream on an H200 ran at 1.13x the rate of 128-byte rows, at
 // the price of two-way bank conflicts in the staging writes: the layout of
 // the sparse-K instance, whose tiles are nearly all epilogue (on an H200,
-// decode weight gradients up to 1.10x faster; docs/PERF.md), not of the
+// decode weight gradients up to 1.10x faster), not of the
 // others (0.96-1.01x with it). Then:
 //   - TMA store (the usual way): one thread hands the boxes to the TMA unit,
 //     and the warpgroup goes straight on to its next tile's mainloop while
@@ -253,7 +253,7 @@ __device__ __forceinline__ void store_pass(const OutputParams& o, const Block& k
   // k ^ (kChunks r + c) % 8, the same for rows r and r + 8. With two chunks
   // a box, rows r and r + 4 of a warp's 8 share banks, so a store takes two
   // wavefronts; lanes that wrote the other chunk first made every store
-  // conflict-free but the kernel 0.87-1.0x as fast (docs/PERF.md).
+  // conflict-free but the kernel 0.87-1.0x as fast.
   using Layout = StagingLayout<kChunks>;
   constexpr int kBlockBytes = 8 * kBytes;
   static_assert(kPassCols * kBytes % (128 * kChunks) == 0, "a pass fills whole boxes");

@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // half the wgmma work for the same output. Only such groups: run so, the
   // last tile of a longer group also finishes early, and its CTA runs ahead
   // of the others that read the group's weights through L2 in step with it
-  // (16384-token skewed lists lost 0.93-0.98x; docs/PERF.md).
+  // (16384-token skewed lists lost 0.93-0.98x on an H200).
   constexpr bool kSplitShortGroups = kOp == GG_OP_RAGGED_M && kBlockM == 128 && kBlockN == 256;
   // Ragged-K operands with tokens as rows: the host writes every group's
   // token maps (p.token_maps), and a group that needs them loads through
@@ -443,7 +443,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     // tiles of whole k-steps outside cluster pairs (groups averaging 128-511
     // tokens): there it gained 1.03-1.05x; sparse-K tiles are nearly all
     // epilogue, and longer tiles, which run at the power cap, read
-    // 0.97-1.02x (docs/PERF.md).
+    // 0.97-1.02x (on an H200).
     constexpr bool kEpiloguesInTurn =
         kOp == GG_OP_RAGGED_K && !kSparseK && kCluster == 1 && kShape == Sm90Tile::k128x256;
     if (kEpiloguesInTurn && consumer == 1) hand_turn(0);  // consumer 0 stores first
@@ -873,7 +873,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
              plan.sparse_k ? kStagingChunks<true> : kStagingChunks<false>);
   // G weight-sized outputs stream through L2 while the CTAs of a wave keep
   // re-reading the group's token rows from it; the outputs are not read
-  // again by this launch, so their lines go first (docs/PERF.md, H100:
+  // again by this launch, so their lines go first (on an H100:
   // decode wgrad 1.01-1.16x faster, 0.84-0.98 of the roofline; compute-bound
   // prefill within the noise).
   p.out.evict_first = true;

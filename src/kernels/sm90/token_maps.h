@@ -3,7 +3,7 @@
 // maps start at its first token and end at its last, so TMA reads only the
 // group's rows and fills every row past its end with zeros: the kernel's
 // k-steps need no zeroing of the neighbouring groups' tokens in shared
-// memory, and no barrier for it (docs/PERF.md: skewed wgrad ran 1.07-1.29x
+// memory, and no barrier for it (skewed wgrad ran 1.07-1.29x
 // faster without that zeroing; decode wgrad with 4-8 tokens a group ran
 // 1.18-1.22x faster on an H200 but 0.94-0.96x on an H100, which no static
 // fact tells apart, so the maps serve both). Group starts need no
