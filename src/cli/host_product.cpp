@@ -4,6 +4,7 @@
 #include "cli/host_product.h"
 
 #include "cli/elements.h"
+#include "cli/host_memory.h"
 
 namespace gg::cli {
 
@@ -62,7 +63,9 @@ void ragged_k(const Problem& problem, const std::vector<int64_t>& sizes, const H
 
 std::vector<double> fp64_product(const Problem& problem, const std::vector<int64_t>& sizes,
                                  const HostProblem& host) {
-  std::vector<double> out = host.out.values;
+  std::vector<double> out;
+  allocate_host(static_cast<double>(host.out.values.size() * sizeof(double)), "the fp64 product",
+                [&] { out = host.out.values; });
   const double scale = static_cast<double>(host.lhs_scale) * static_cast<double>(host.rhs_scale);
   if (problem.op == GG_OP_RAGGED_K) {
     ragged_k(problem, sizes, host, scale, out);

@@ -30,7 +30,7 @@ class PlacedProblem {
   class Block {
    public:
     Block() = default;
-    Block(const void* bytes, size_t count, bool on_device);
+    Block(const char* name, const void* bytes, size_t count, bool on_device);
     void* data() { return on_device_ ? device_.data() : static_cast<void*>(host_.data()); }
     std::vector<uint8_t> read() const;
 
