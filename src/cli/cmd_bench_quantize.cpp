@@ -219,8 +219,7 @@ int run_bench_quantize(const std::vector<std::string>& words) {
     tokens.push_back(parse_integer("tokens", item, 1, int64_t{1} << 24));
   }
   std::vector<const QuantizeFormat*> formats;
-  for (const std::string& name :
-       options.list("formats", kDefaultFormats)) {
+  for (const std::string& name : options.list("formats", kDefaultFormats)) {
     formats.push_back(&find_format(name));
   }
   const gg_dtype input_type = options.choice("input", kInputTypes, GG_DTYPE_BF16);

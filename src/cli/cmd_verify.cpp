@@ -62,11 +62,13 @@ VerifyRequest parse_request(const std::vector<std::string>& words) {
   if (options.has("m") && options.has("tokens")) throw UsageError("give --m or --tokens, not both");
   VerifyRequest request;
   request.op = options.choice("op", kModelOpNames, ModelOp::kFprop);
-  request.routed = options.integer(options.has("tokens") ? "tokens" : "m", kDefaultRows, 0, kMaxDim);
+  request.routed =
+      options.integer(options.has("tokens") ? "tokens" : "m", kDefaultRows, 0, kMaxDim);
   const int64_t tail = options.integer("tail", kDefaultTail, 0, kMaxDim);
   const int64_t n = options.integer("n", kDefaultN, 1, kMaxDim);
   const int64_t k = options.integer("k", kDefaultK, 1, kMaxDim);
-  const auto groups = static_cast<int32_t>(options.integer("groups", kDefaultGroups, 1, kMaxGroups));
+  const auto groups =
+      static_cast<int32_t>(options.integer("groups", kDefaultGroups, 1, kMaxGroups));
   request.routing = options.choice("routing", kRoutingNames, Routing::kRandom);
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
   request.index_type = options.choice("index", kIndexNames, GG_INDEX_INT32);
@@ -77,12 +79,20 @@ VerifyRequest parse_request(const std::vector<std::string>& words) {
 
   Problem& problem = request.problem;
   problem = model_problem(request.op, request.routed + tail, n, k, groups);
-  problem.input_dtype = options.choice("dtype", kInputDtypeNames, GG_DTYPE_BF16);
+  const InputFormat format =
+      options.choice("dtype", kInputFormatNames, kInputFormatNames[0].value);
+  problem.input_dtype = format.dtype;
+  problem.input_scaling = format.scaling;
   problem.out_dtype = options.choice("out", kOutputDtypeNames, GG_DTYPE_BF16);
   problem.alpha = options.real("alpha", 1.0);
   problem.beta = options.real("beta", 0.0);
   problem.bias = options.has("bias");
   problem.per_expert = options.choice("weights", kWeightsNames, false);
+  const bool block_scaled = format.scaling.token_blocks != GG_BLOCK_NONE;
+  if (problem.per_expert && block_scaled) {
+    throw UsageError("--weights per-expert: the block-scaled --dtype formats take stacked weights "
+                     "here (their per-expert block scales would be a second pointer array)");
+  }
   // fprop, dgrad and wgrad fix their layouts; ragged-M's lhs is always [M, K].
   if (options.has("rhs-layout") && request.op != ModelOp::kRaggedM &&
       request.op != ModelOp::kRaggedK) {
@@ -110,7 +120,8 @@ void print_problem(const VerifyRequest& request, const std::vector<int64_t>& siz
       "          %s %lld, %s %lld, lhs %s, rhs %s, %s -> %s, alpha %g, beta %g, %s, %s weights\n",
       ragged_m ? "K" : "P", static_cast<long long>(problem.lhs_cols), ragged_m ? "N" : "Q",
       static_cast<long long>(problem.rhs_cols), problem.lhs_layout == GG_LAYOUT_N ? "n" : "t",
-      problem.rhs_layout == GG_LAYOUT_N ? "n" : "t", name_of(kInputDtypeNames, problem.input_dtype),
+      problem.rhs_layout == GG_LAYOUT_N ? "n" : "t",
+      name_of(kInputFormatNames, InputFormat{problem.input_dtype, problem.input_scaling}),
       name_of(kOutputDtypeNames, problem.out_dtype), problem.alpha, problem.beta,
       problem.bias ? "bias" : "no bias", name_of(kWeightsNames, problem.per_expert));
   if (sizes.size() <= kSizesPrinted) {
@@ -223,7 +234,11 @@ std::string verify_usage() {
          "\n"
          "  --op " + choices_of(kModelOpNames) + "  (default fprop)\n"
          "      fprop, dgrad: ragged-M; wgrad: ragged-K; ragged-m, ragged-k: any layouts\n"
-         "  --dtype " + choices_of(kInputDtypeNames) + "  operands (default bf16)\n"
+         "  --dtype " + choices_of(kInputFormatNames) + "\n"
+         "      operands (default bf16): e4m3, e5m2 with a tensor scale; e4m3-group a scale\n"
+         "      per group; e4m3-blockwise 1x128 block scales (128x128 on ragged-M weights);\n"
+         "      mxfp8; nvfp4 with a tensor scale, nvfp4-group with one per group. The GPU\n"
+         "      paths that do not implement a format say so (exit 4).\n"
          "  --out " + choices_of(kOutputDtypeNames) + "  output (default bf16)\n"
          "  --m N | --tokens N   routed rows (default " + number(kDefaultRows) + ")\n"
          "  --tail R             rows past them, which must stay untouched (default " +

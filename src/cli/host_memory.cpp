@@ -15,8 +15,8 @@ std::string byte_count_text(double bytes) {
 }
 
 void throw_host_memory_error(double bytes, const std::string& what, const std::string& why) {
-  throw Failure("cannot allocate " + byte_count_text(bytes) + " of host memory for " +
-                        what + ": " + why);
+  throw Failure("cannot allocate " + byte_count_text(bytes) + " of host memory for " + what + ": " +
+                why);
 }
 
 double available_host_bytes() {

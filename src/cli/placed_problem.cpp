@@ -36,8 +36,16 @@ PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
   out_ = Block("output", host.out.bytes.data(), host.out.bytes.size(), on_device);
   bias_ = Block("bias", host.bias.bytes.data(), host.bias.bytes.size(), on_device);
   sizes_ = Block("group sizes", index.data(), index.size(), on_device);
-  lhs_scale_ = Block("lhs scale", &host.lhs_scale, sizeof host.lhs_scale, on_device);
-  rhs_scale_ = Block("rhs scale", &host.rhs_scale, sizeof host.rhs_scale, on_device);
+  const OperandScales& lhs_scales = host.lhs.scales;
+  const OperandScales& rhs_scales = host.rhs.scales;
+  lhs_block_scales_ = Block("lhs block scales", lhs_scales.block_bytes.data(),
+                            lhs_scales.block_bytes.size(), on_device);
+  rhs_block_scales_ = Block("rhs block scales", rhs_scales.block_bytes.data(),
+                            rhs_scales.block_bytes.size(), on_device);
+  lhs_scale_ = Block("lhs scale", lhs_scales.scale.data(), lhs_scales.scale.size() * sizeof(float),
+                     on_device);
+  rhs_scale_ = Block("rhs scale", rhs_scales.scale.data(), rhs_scales.scale.size() * sizeof(float),
+                     on_device);
 
   ProblemData data;
   data.lhs = lhs_.data();
@@ -46,6 +54,8 @@ PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
   data.bias = bias_.data();
   data.sizes = sizes_.data();
   data.index_type = index_type;
+  data.lhs_block_scales = lhs_block_scales_.data();
+  data.rhs_block_scales = rhs_block_scales_.data();
   data.lhs_scale = static_cast<float*>(lhs_scale_.data());
   data.rhs_scale = static_cast<float*>(rhs_scale_.data());
   if (problem.per_expert) {

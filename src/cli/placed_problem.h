@@ -41,7 +41,8 @@ class PlacedProblem {
   };
 
   gg_path path_;
-  Block lhs_, rhs_, out_, bias_, sizes_, lhs_scale_, rhs_scale_, expert_pointers_, workspace_;
+  Block lhs_, rhs_, out_, bias_, sizes_, lhs_block_scales_, rhs_block_scales_, lhs_scale_,
+      rhs_scale_, expert_pointers_, workspace_;
   size_t workspace_bytes_ = 0;
   gg_gemm_desc desc_;
 };

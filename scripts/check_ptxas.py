@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""check_ptxas.py [BUILD_DIR]: no library kernel spills registers or has its
+wgmmas serialized, except where the allow-list below says why.
+
+Reads the ptxas report kept beside every CUDA object of the library
+(<object>.ptxas, written by cmake/keep_ptxas_report.sh at each compile, so a
+fresh build and an incremental one both have every object's report) under
+BUILD_DIR (default build/release). Fails, naming each kernel and what ptxas
+said of it, on a spill or a serialization the allow-list does not name; an
+allowed serialization is summed up in one line that says why it is there.
+scripts/build.sh runs it after every build.
+"""
+import os
+import re
+import subprocess
+import sys
+
+# Kernels whose wgmmas ptxas serializes on purpose, by demangled name, with why.
+SPARSE_K = ("sparse-K ragged-K instance: its steps issue only the 16-deep wgmma slices that hold "
+            "group tokens, the others predicated off, which makes ptxas serialize the kernel's "
+            "wgmmas; worth it when ragged-K groups average under 128 tokens (decode wgrad), so it "
+            "is an instance of its own (src/kernels/sm90/sm90_bf16_gemm.cu, kSparseK; "
+            "docs/ARCHITECTURE.md)")
+ALLOWED_SERIALIZATIONS = {
+    # Filled from the build: every gg::sm90::grouped_gemm_kernel<(gg_op)1, true, ...>.
+}
+ALLOWED_PATTERN = (re.compile(r"^void gg::sm90::grouped_gemm_kernel<\(gg_op\)1, true, "), SPARSE_K)
+
+ENTRY = re.compile(r"^ptxas info\s*: Compiling entry function '([^']+)' for '([^']+)'")
+PROPERTIES = re.compile(r"^ptxas info\s*: Function properties for (\S+)")
+FRAME = re.compile(r"^\s+(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+SERIALIZED = re.compile(r"wgmma\S* instructions are serialized.*in the function '([^']+)'")
+
+
+def demangle(names):
+    if not names:
+        return {}
+    result = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                            check=True)
+    return dict(zip(names, result.stdout.splitlines()))
+
+
+def reports(build_dir):
+    """(object path, report text) of every kernel object that has a report."""
+    for root, _, files in os.walk(os.path.join(build_dir, "src")):
+        for name in sorted(files):
+            if name.endswith(".o.ptxas") and os.path.exists(os.path.join(root, name[:-6])):
+                path = os.path.join(root, name)
+                with open(path, encoding="utf-8", errors="replace") as report:
+                    yield os.path.relpath(path[:-6], build_dir), report.read()
+
+
+def main():
+    build_dir = sys.argv[1] if len(sys.argv) > 1 else "build/release"
+    spills = []      # (object, arch, function, stores, loads)
+    serialized = []  # (object, arch, function, ptxas's line)
+    objects = 0
+    for obj, text in reports(build_dir):
+        objects += 1
+        arch = "?"
+        function = None
+        for line in text.splitlines():
+            entry = ENTRY.match(line)
+            if entry:
+                arch = entry.group(2)
+            properties = PROPERTIES.match(line)
+            if properties:
+                function = properties.group(1)
+            frame = FRAME.match(line)
+            if frame and function and (int(frame.group(2)) or int(frame.group(3))):
+                spills.append((obj, arch, function, frame.group(2), frame.group(3)))
+            serial = SERIALIZED.search(line)
+            if serial:
+                serialized.append((obj, arch, serial.group(1), line.strip()))
+    if objects == 0:
+        print(f"check_ptxas: no ptxas reports under {build_dir}/src: build it with this "
+              "project's CMake files, whose kernel objects keep them (cmake/PtxasReports.cmake)")
+        return 1
+
+    names = demangle(sorted({s[2] for s in spills} | {s[2] for s in serialized}))
+    failures = []
+    for obj, arch, function, stores, loads in spills:
+        failures.append(f"{names[function]} ({arch}, {obj}): spills registers, "
+                        f"{stores} bytes of stores and {loads} bytes of loads")
+    allowed = 0
+    for obj, arch, function, line in serialized:
+        if ALLOWED_PATTERN[0].match(names[function]):
+            allowed += 1
+        else:
+            failures.append(f"{names[function]} ({arch}, {obj}): {line}")
+    for failure in failures:
+        print("check_ptxas: " + failure)
+    if failures:
+        print(f"check_ptxas: FAILED: {len(failures)} kernels spill or serialize their wgmmas "
+              "without a reason on the allow-list in scripts/check_ptxas.py")
+        return 1
+    print(f"check_ptxas: {objects} kernel objects, no spills; {allowed} wgmma serializations, all "
+          f"on purpose: the {SPARSE_K}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
