@@ -267,7 +267,7 @@ int run_verify(const std::vector<std::string>& words) {
   } catch (const LibraryFailure& failure) {
     // Not a wrong result: the path refused the problem, or found no GPU.
     if (failure.status == GG_STATUS_NOT_SUPPORTED) {
-      std::printf("not supported on path %s: %s\n", name_of(kPathNames, request.path),
+      std::printf("path %s: %s\nNOT SUPPORTED\n", name_of(kPathNames, request.path),
                   failure.what());
       return kExitNotSupported;
     }
