@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_ptxas.py [BUILD_DIR]: no library kernel spills registers or has its
-wgmmas serialized, except where the allow-list below says why.
+wgmmas serialized, except where the allow-lists below say why (and, for the
+spills known when the check came in, how much).
 
 Reads the ptxas report kept beside every CUDA object of the library
 (<object>.ptxas, written by cmake/keep_ptxas_report.sh at each compile, so a
@@ -26,22 +27,89 @@ SPARSE_K = ("the sparse-K ragged-K instances issue only the 16-deep wgmma slices
 # grouped_gemm_kernel<op, sparse-K, tile (0: 128x128, 1: 128x256), cluster,
 # element, A K-major, B K-major>: the ragged-K (op 1) sparse-K instances.
 ALLOWED_SERIALIZATIONS = {
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, false, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, false, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, true, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, true, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, false, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, false, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, true, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, true, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, false, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, false, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, true, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, true, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, false, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, false, true>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, true, false>": SPARSE_K,
-    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, true, true>": SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, false, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, false, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, true, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __nv_bfloat16, true, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, false, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, false, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, true, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)0, 1, __half, true, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, false, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, false, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, true, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __nv_bfloat16, true, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, false, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, false, true>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, true, false>":
+        SPARSE_K,
+    "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, true, true>":
+        SPARSE_K,
+}
+
+# Kernels that spilled when this check came in, with the bytes of spill
+# stores and loads ptxas reported then (name, arch: (stores, loads)): small
+# spills the measurements of the time were taken with (docs/PERF.md records
+# some, as the quantizer's 256-row instances). None may spill more, and no
+# other kernel may spill at all; each is for removing, or for a reason here.
+KNOWN_SPILLS = {
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)0, (gg::portable::Major)0>",
+     "sm_80"): (28, 28),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)0, (gg::portable::Major)0>",
+     "sm_90a"): (4, 4),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)0, (gg::portable::Major)1>",
+     "sm_80"): (32, 40),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)0, (gg::portable::Major)1>",
+     "sm_90a"): (20, 32),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)1, (gg::portable::Major)0>",
+     "sm_80"): (60, 88),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)1, (gg::portable::Major)0>",
+     "sm_90a"): (48, 80),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)1, (gg::portable::Major)1>",
+     "sm_80"): (24, 24),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __half, (gg::portable::Major)1, (gg::portable::Major)1>",
+     "sm_90a"): (4, 4),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)0, (gg::portable::Major)0>",
+     "sm_80"): (28, 28),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)0, (gg::portable::Major)0>",
+     "sm_90a"): (4, 4),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)0, (gg::portable::Major)1>",
+     "sm_80"): (32, 40),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)0, (gg::portable::Major)1>",
+     "sm_90a"): (20, 32),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)1, (gg::portable::Major)0>",
+     "sm_80"): (60, 88),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)1, (gg::portable::Major)0>",
+     "sm_90a"): (48, 80),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)1, (gg::portable::Major)1>",
+     "sm_80"): (24, 24),
+    ("gg::portable::portable_gemm_kernel<(gg::PortableTile)0, __nv_bfloat16, (gg::portable::Major)1, (gg::portable::Major)1>",
+     "sm_90a"): (4, 4),
+    ("gg::quantize::quantize_kernel<(gg_dtype)0, (gg::quantize::Pass)0, 256>", "sm_80"): (4, 4),
+    ("gg::quantize::quantize_kernel<(gg_dtype)0, (gg::quantize::Pass)0, 256>", "sm_90a"): (4, 4),
+    ("gg::quantize::quantize_kernel<(gg_dtype)0, (gg::quantize::Pass)1, 256>", "sm_90a"): (4, 8),
+    ("gg::quantize::quantize_kernel<(gg_dtype)0, (gg::quantize::Pass)1, 64>", "sm_90a"): (4, 8),
+    ("gg::quantize::quantize_kernel<(gg_dtype)1, (gg::quantize::Pass)0, 256>", "sm_80"): (4, 4),
+    ("gg::quantize::quantize_kernel<(gg_dtype)1, (gg::quantize::Pass)0, 256>", "sm_90a"): (4, 4),
+    ("gg::quantize::quantize_kernel<(gg_dtype)1, (gg::quantize::Pass)1, 256>", "sm_80"): (8, 16),
+    ("gg::sm90::grouped_gemm_kernel<(gg_op)1, false, (gg::Sm90Tile)1, 2, __half, false, true>",
+     "sm_90a"): (4, 16),
+    ("gg::sm90::grouped_gemm_kernel<(gg_op)1, false, (gg::Sm90Tile)1, 2, __nv_bfloat16, false, true>",
+     "sm_90a"): (4, 16),
 }
 
 ENTRY = re.compile(r"^ptxas info\s*: Compiling entry function '([^']+)' for '([^']+)'")
@@ -103,9 +171,15 @@ def main():
 
     names = kernel_names(sorted({s[2] for s in spills} | {s[2] for s in serialized}))
     failures = []
+    known = 0
     for obj, arch, function, stores, loads in spills:
+        limit = KNOWN_SPILLS.get((names[function], arch))
+        if limit and int(stores) <= limit[0] and int(loads) <= limit[1]:
+            known += 1
+            continue
         failures.append(f"{names[function]} ({arch}, {obj}): spills registers, "
-                        f"{stores} bytes of stores and {loads} bytes of loads")
+                        f"{stores} bytes of stores and {loads} bytes of loads"
+                        + (f" (known: {limit[0]} and {limit[1]})" if limit else ""))
     allowed = 0
     for obj, arch, function, line in serialized:
         if names[function] in ALLOWED_SERIALIZATIONS:
@@ -118,8 +192,10 @@ def main():
         print(f"check_ptxas: FAILED: {len(failures)} kernels spill or serialize their wgmmas "
               "without a reason on the allow-list in scripts/check_ptxas.py")
         return 1
-    print(f"check_ptxas: {objects} kernel objects, no spills; {allowed} wgmma serializations "
-          f"(ptxas's C7520 notes), all on purpose: {SPARSE_K}")
+    print(f"check_ptxas: {objects} kernel objects; {known} kernels spill no more than they did "
+          "(KNOWN_SPILLS in scripts/check_ptxas.py), no other spills")
+    print(f"check_ptxas: {allowed} wgmma serializations (ptxas's C7520 notes), all on purpose: "
+          f"{SPARSE_K}")
     return 0
 
 
