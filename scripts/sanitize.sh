@@ -86,7 +86,7 @@ for tool in $tools; do
   if [ "$verdict" != PASS ]; then
     failed_tools=$((failed_tools + 1))
     # The first reports say where to look; the full logs have the rest.
-    grep -hE "^========= |^\[  FAILED  \] [^0-9]|no CUDA device" "${shard_logs[@]}" |
+    grep -hE "^========= |^\[  FAILED  \] [^0-9]|no NVIDIA driver/GPU found|no usable CUDA device" "${shard_logs[@]}" |
       sed -E 's/ \([0-9]+ ms\)$//' | awk '!seen[$0]++' | head -20 | sed 's/^/    /'
   fi
 done

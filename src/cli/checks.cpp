@@ -22,7 +22,7 @@ std::string gg_failure_text(gg_status status, const char* call) {
 }
 
 void check_gg(gg_status status, const char* call) {
-  if (status != GG_STATUS_SUCCESS) throw Failure(gg_failure_text(status, call));
+  if (status != GG_STATUS_SUCCESS) throw LibraryFailure(status, gg_failure_text(status, call));
 }
 
 }  // namespace gg::cli

@@ -1,8 +1,8 @@
 // Failures of the libraries the CLI calls, as exceptions.
 //
 // A failing CUDA, cuBLAS or groupgemm call throws Failure with the call's
-// name and the library's own message (for groupgemm, gg_last_error()); main
-// prints it and exits with code 1.
+// name and the library's own message (for groupgemm, gg_last_error(), and
+// LibraryFailure); main prints it and exits with code 1.
 #pragma once
 
 #include <cublas_api.h>
@@ -17,6 +17,14 @@ namespace gg::cli {
 
 struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A failed groupgemm call, with its status: verify tells "no GPU" and "not
+// supported" apart from a failure by it.
+struct LibraryFailure : Failure {
+  LibraryFailure(gg_status failed_status, const std::string& text)
+      : Failure(text), status(failed_status) {}
+  gg_status status;
 };
 
 void check_cuda(cudaError_t status, const char* call);

@@ -8,6 +8,7 @@
 // with --json); the notice and the progress line go to stderr.
 #include <algorithm>
 #include <cstdio>
+#include <new>
 
 #include "cli/args.h"
 #include "cli/bench_cpu.h"
@@ -119,12 +120,50 @@ void run_cases(const std::vector<BenchCase>& cases, BenchReport& report, RunCase
     } catch (const Failure& failure) {
       report.rows.push_back(bench_row(bench_case));
       report.rows.back().error = failure.what();
+    } catch (const std::bad_alloc&) {  // an allocation outside allocate_host's checks
+      report.rows.push_back(bench_row(bench_case));
+      report.rows.back().error = "out of host memory (std::bad_alloc)";
     }
   }
   progress.finish();
 }
 
+std::string token_list(const std::vector<int64_t>& tokens) {
+  std::string text;
+  for (const int64_t count : tokens) text += (text.empty() ? "" : ",") + std::to_string(count);
+  return text;
+}
+
 }  // namespace
+
+std::string bench_usage() {
+  std::string presets;
+  for (const MoePreset& preset : moe_presets()) presets += std::string(preset.name) + "|";
+  return "usage: groupgemm bench [options]\n"
+         "\n"
+         "Times each preset's up-projection as fprop, dgrad and wgrad on our GPU path against\n"
+         "cuBLAS (a dense GEMM of equal FLOPs, and a loop of per-group GEMMs), with the\n"
+         "roofline floor of the GPU it runs on. Without a GPU it times the CPU reference path\n"
+         "on the small preset " + std::string(cpu_preset().name) +
+         " instead (--preset is then ignored, and says so).\n"
+         "\n"
+         "  --preset " + presets + "all  (default all)\n"
+         "  --tokens N[,N...]    (default " + token_list(default_gpu_tokens()) +
+         "; without a GPU " + std::to_string(default_cpu_tokens()) + ")\n"
+         "  --routing uniform|skewed|both  (default both)\n"
+         "  --ops " + choices_of(kBenchOps) + "[,...]  (default fprop,dgrad,wgrad)\n"
+         "  --out " + choices_of(kOutputDtypeNames) + "  (default bf16)  --beta b (default 0)\n"
+         "  --weights " + choices_of(kWeightsNames) + "  (default stacked)\n"
+         "  --path auto|portable|sm90  our GPU path (default auto)\n"
+         "  --iters N            timed runs (default " + std::to_string(kGpuIters) +
+         "; without a GPU " + std::to_string(kCpuIters) + ")\n"
+         "  --warm-ms N          time each GPU figure after N ms of its work (default " +
+         std::to_string(kDefaultWarmMs) + ")\n"
+         "  --json               one JSON document instead of the table\n"
+         "\n"
+         "A case that fails (out of memory, say) is reported in its row; the rest still run.\n"
+         "\n" + kExitCodesText;
+}
 
 int run_bench(const std::vector<std::string>& words) {
   const BenchRequest request = parse_request(words);
@@ -135,8 +174,14 @@ int run_bench(const std::vector<std::string>& words) {
   report.beta = request.output.beta;
   report.weights = name_of(kWeightsNames, request.per_expert);
   if (devices.empty()) {
-    std::fprintf(stderr, "no CUDA device (%s): running the CPU reference on a small preset\n",
-                 why_not.c_str());
+    // The GPU presets' cases take the reference minutes to hours each.
+    const std::string asked =
+        request.presets.empty() ? "every preset" : std::string(request.presets[0]->name);
+    std::fprintf(stderr,
+                 "%s: timing the CPU reference path instead of a GPU path, on the small preset "
+                 "%s instead of %s (the reference would take minutes to hours a case of the "
+                 "GPU presets)\n",
+                 why_not.c_str(), cpu_preset().name, asked.c_str());
     report.mode = "cpu-reference";
     report.device = "none: " + why_not;
     const std::vector<int64_t> tokens =
@@ -167,7 +212,7 @@ int run_bench(const std::vector<std::string>& words) {
   } else {
     print_table(report, stdout);
   }
-  return 0;
+  return kExitSuccess;
 }
 
 }  // namespace gg::cli

@@ -15,7 +15,10 @@
 // the tensor's alone (and without per-group maxima its amax launch, not
 // only its quantize launch, takes spans of the groups' rows,
 // plan/quantize_plan.h).
-// Without a GPU it says why and succeeds.
+// Without a GPU it says why and exits with kExitNoGpu. Unlike `bench`, it
+// does not time the CPU reference instead: its figures are fractions of a
+// GPU's copy bandwidth, and the reference quantizer, a plain definition of
+// the formats, has no such bound to be measured against.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -174,28 +177,54 @@ void run_case(const MoePreset& preset, int64_t tokens, const QuantizeFormat& f, 
               flags != 0 ? "  (sizes flagged)" : "");
 }
 
+const char* const kDefaultPresets = "deepseek-v3,qwen3-30b-a3b";
+const char* const kDefaultTokens = "16384,65536,131072";
+const char* const kDefaultFormats = "fp8_e4m3_tensor,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group";
+constexpr int kDefaultIters = 50;
+
 }  // namespace
+
+std::string bench_quantize_usage() {
+  std::string presets;
+  for (const MoePreset& preset : moe_presets()) presets += std::string(" ") + preset.name;
+  std::string formats;
+  for (const QuantizeFormat& f : kFormats) formats += std::string(" ") + f.name;
+  return std::string("usage: groupgemm bench-quantize [options]\n"
+                     "\n"
+                     "Times the GPU grouped quantizer (rowwise + columnwise in one call) on MoE\n"
+                     "activations, against the device-to-device copy bandwidth. Needs a GPU.\n"
+                     "\n"
+                     "  --preset NAME[,NAME...]   (default ") +
+         kDefaultPresets + ")\n" + "                            presets:" + presets + "\n" +
+         "  --tokens N[,N...]         (default " + kDefaultTokens + ")\n" +
+         "  --formats F[,F...]        (default " + kDefaultFormats + ")\n" +
+         "                            formats:" + formats + "\n" +
+         "  --input " + choices_of(kInputTypes) + "     (default bf16)\n" +
+         "  --routing " + choices_of(kRoutingNames) + "  (default uniform)\n" +
+         "  --iters N                 (default " + std::to_string(kDefaultIters) + ")\n" +
+         "  --warm-ms N               time each figure after N ms of its work (default " +
+         std::to_string(kDefaultWarmMs) + ")\n\n" + kExitCodesText;
+}
 
 int run_bench_quantize(const std::vector<std::string>& words) {
   const Options options(words, kOptions);
   std::vector<const MoePreset*> presets;
-  for (const std::string& name : options.list("preset", "deepseek-v3,qwen3-30b-a3b")) {
+  for (const std::string& name : options.list("preset", kDefaultPresets)) {
     const MoePreset* preset = find_preset(name);
     if (preset == nullptr) throw UsageError("--preset: unknown preset '" + name + "'");
     presets.push_back(preset);
   }
   std::vector<int64_t> tokens;
-  for (const std::string& item : options.list("tokens", "16384,65536,131072")) {
+  for (const std::string& item : options.list("tokens", kDefaultTokens)) {
     tokens.push_back(parse_integer("tokens", item, 1, int64_t{1} << 24));
   }
   std::vector<const QuantizeFormat*> formats;
-  for (const std::string& name :
-       options.list("formats", "fp8_e4m3_tensor,fp8_e4m3_1x128,mxfp8_e4m3,nvfp4_group")) {
+  for (const std::string& name : options.list("formats", kDefaultFormats)) {
     formats.push_back(&find_format(name));
   }
   const gg_dtype input_type = options.choice("input", kInputTypes, GG_DTYPE_BF16);
   const Routing routing = options.choice("routing", kRoutingNames, Routing::kUniform);
-  const int iters = static_cast<int>(options.integer("iters", 50, 1, 100000));
+  const int iters = static_cast<int>(options.integer("iters", kDefaultIters, 1, 100000));
   // Each figure, the copy rate's too, follows this long of the same work
   // (timing.h), at the clock the GPU sustains under it.
   const int warm_ms = static_cast<int>(options.integer("warm-ms", kDefaultWarmMs, 0, 60000));
@@ -204,9 +233,11 @@ int run_bench_quantize(const std::vector<std::string>& words) {
   std::string why_not;
   const std::vector<CudaDevice> devices = cuda_devices(&why_not);
   if (devices.empty()) {
-    std::fprintf(stderr, "bench-quantize: no CUDA device (%s); nothing to time\n",
+    std::fprintf(stderr,
+                 "bench-quantize times the GPU quantize kernels against the GPU's copy "
+                 "bandwidth, and there is no GPU here (%s): nothing to time\n",
                  why_not.c_str());
-    return 0;
+    return kExitNoGpu;
   }
   CudaStream stream;
   const double copy_bytes_per_s = measure_copy_bytes_per_s(stream.get(), repeats);
@@ -231,7 +262,7 @@ int run_bench_quantize(const std::vector<std::string>& words) {
       }
     }
   }
-  return 0;
+  return kExitSuccess;
 }
 
 }  // namespace gg::cli

@@ -42,11 +42,9 @@ void print_build() {
   }
 }
 
-void print_devices() {
-  std::string why_not;
-  const std::vector<CudaDevice> devices = cuda_devices(&why_not);
+void print_devices(const std::vector<CudaDevice>& devices, const std::string& why_not) {
   std::printf("devices:\n");
-  if (devices.empty()) std::printf("  no CUDA device: %s\n", why_not.c_str());
+  if (devices.empty()) std::printf("  %s\n", why_not.c_str());
   for (const CudaDevice& device : devices) {
     std::printf("  %d: %s, %d SMs, compute capability %d.%d, %.1f GiB, L2 %d MiB\n", device.ordinal,
                 device.name.c_str(), device.sm_count, device.cc_major, device.cc_minor,
@@ -54,9 +52,12 @@ void print_devices() {
   }
 }
 
-void print_paths() {
-  std::printf("paths (device 0):\n");
+// With a device, every path and whether it runs on device 0; without one,
+// the reference alone, since every other path is a GPU path.
+void print_paths(bool have_device) {
+  std::printf(have_device ? "paths (device 0):\n" : "paths:\n");
   for (const Name<gg_path>& path : kPathNames) {
+    if (!have_device && path.value != GG_PATH_REFERENCE) continue;
     int available = 0;
     const gg_status status = gg_path_available(path.value, 0, &available);
     if (status != GG_STATUS_SUCCESS) {
@@ -67,16 +68,29 @@ void print_paths() {
       std::printf("  %-10s not available: %s\n", path.text, gg_last_error());
     }
   }
+  if (!have_device) std::printf("  (the GPU paths need an NVIDIA driver and GPU)\n");
 }
 
 }  // namespace
 
+std::string info_usage() {
+  return std::string(
+             "usage: groupgemm info\n"
+             "\n"
+             "Prints the library version, the CUDA toolkit and cuBLAS it was built with and\n"
+             "runs with, the driver, every CUDA device, and which paths run here (with the\n"
+             "library's reason for those that do not). Takes no options.\n\n") +
+         kExitCodesText;
+}
+
 int run_info(const std::vector<std::string>& words) {
   const Options options(words, {});
   print_build();
-  print_devices();
-  print_paths();
-  return 0;
+  std::string why_not;
+  const std::vector<CudaDevice> devices = cuda_devices(&why_not);
+  print_devices(devices, why_not);
+  print_paths(!devices.empty());
+  return kExitSuccess;
 }
 
 }  // namespace gg::cli

@@ -13,6 +13,7 @@
 #include "cli/args.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/devices.h"
 #include "cli/elements.h"
 #include "cli/error_metrics.h"
 #include "cli/host_data.h"
@@ -36,6 +37,14 @@ const std::vector<Name<gg_index_type>> kIndexNames = {{"int32", GG_INDEX_INT32},
                                                       {"int64", GG_INDEX_INT64}};
 
 constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int32_t kMaxGroups = 1 << 20;
+// Defaults: a problem every path runs in well under a second.
+constexpr int64_t kDefaultRows = 1000;
+constexpr int64_t kDefaultTail = 16;
+constexpr int64_t kDefaultN = 256;
+constexpr int64_t kDefaultK = 512;
+constexpr int32_t kDefaultGroups = 8;
+constexpr uint64_t kDefaultSeed = 1;
 constexpr size_t kSizesPrinted = 64;  // more groups are summarized
 
 struct VerifyRequest {
@@ -53,27 +62,37 @@ VerifyRequest parse_request(const std::vector<std::string>& words) {
   if (options.has("m") && options.has("tokens")) throw UsageError("give --m or --tokens, not both");
   VerifyRequest request;
   request.op = options.choice("op", kModelOpNames, ModelOp::kFprop);
-  request.routed = options.integer(options.has("tokens") ? "tokens" : "m", 1000, 0, kMaxDim);
-  const int64_t tail = options.integer("tail", 16, 0, kMaxDim);
-  const int64_t n = options.integer("n", 256, 1, kMaxDim);
-  const int64_t k = options.integer("k", 512, 1, kMaxDim);
-  const auto groups = static_cast<int32_t>(options.integer("groups", 8, 1, 1 << 20));
+  request.routed =
+      options.integer(options.has("tokens") ? "tokens" : "m", kDefaultRows, 0, kMaxDim);
+  const int64_t tail = options.integer("tail", kDefaultTail, 0, kMaxDim);
+  const int64_t n = options.integer("n", kDefaultN, 1, kMaxDim);
+  const int64_t k = options.integer("k", kDefaultK, 1, kMaxDim);
+  const auto groups =
+      static_cast<int32_t>(options.integer("groups", kDefaultGroups, 1, kMaxGroups));
   request.routing = options.choice("routing", kRoutingNames, Routing::kRandom);
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
   request.index_type = options.choice("index", kIndexNames, GG_INDEX_INT32);
-  request.seed = static_cast<uint64_t>(options.integer("seed", 1, 0, INT64_MAX));
+  request.seed = static_cast<uint64_t>(options.integer("seed", kDefaultSeed, 0, INT64_MAX));
   if (request.index_type == GG_INDEX_INT32 && request.routed + tail > INT32_MAX) {
     throw UsageError("--index int32 cannot count more than 2^31 - 1 rows");
   }
 
   Problem& problem = request.problem;
   problem = model_problem(request.op, request.routed + tail, n, k, groups);
-  problem.input_dtype = options.choice("dtype", kInputDtypeNames, GG_DTYPE_BF16);
+  const InputFormat format =
+      options.choice("dtype", kInputFormatNames, kInputFormatNames[0].value);
+  problem.input_dtype = format.dtype;
+  problem.input_scaling = format.scaling;
   problem.out_dtype = options.choice("out", kOutputDtypeNames, GG_DTYPE_BF16);
   problem.alpha = options.real("alpha", 1.0);
   problem.beta = options.real("beta", 0.0);
   problem.bias = options.has("bias");
   problem.per_expert = options.choice("weights", kWeightsNames, false);
+  const bool block_scaled = format.scaling.token_blocks != GG_BLOCK_NONE;
+  if (problem.per_expert && block_scaled) {
+    throw UsageError("--weights per-expert: the block-scaled --dtype formats take stacked weights "
+                     "here (their per-expert block scales would be a second pointer array)");
+  }
   // fprop, dgrad and wgrad fix their layouts; ragged-M's lhs is always [M, K].
   if (options.has("rhs-layout") && request.op != ModelOp::kRaggedM &&
       request.op != ModelOp::kRaggedK) {
@@ -101,7 +120,8 @@ void print_problem(const VerifyRequest& request, const std::vector<int64_t>& siz
       "          %s %lld, %s %lld, lhs %s, rhs %s, %s -> %s, alpha %g, beta %g, %s, %s weights\n",
       ragged_m ? "K" : "P", static_cast<long long>(problem.lhs_cols), ragged_m ? "N" : "Q",
       static_cast<long long>(problem.rhs_cols), problem.lhs_layout == GG_LAYOUT_N ? "n" : "t",
-      problem.rhs_layout == GG_LAYOUT_N ? "n" : "t", name_of(kInputDtypeNames, problem.input_dtype),
+      problem.rhs_layout == GG_LAYOUT_N ? "n" : "t",
+      name_of(kInputFormatNames, InputFormat{problem.input_dtype, problem.input_scaling}),
       name_of(kOutputDtypeNames, problem.out_dtype), problem.alpha, problem.beta,
       problem.bias ? "bias" : "no bias", name_of(kWeightsNames, problem.per_expert));
   if (sizes.size() <= kSizesPrinted) {
@@ -126,14 +146,19 @@ std::vector<uint8_t> run_on(const VerifyRequest& request, const HostProblem& hos
   return out;
 }
 
+// Whether `path` runs here; if not, says why (no FAIL: nothing was checked).
 bool path_is_available(gg_path path) {
-  int available = 0;
-  check_gg(gg_path_available(path, 0, &available), "gg_path_available");
-  if (available == 0) {
-    std::printf("path %s is not available here: %s\nFAIL\n", name_of(kPathNames, path),
-                gg_last_error());
+  std::string why_not;
+  if (cuda_devices(&why_not).empty()) {
+    std::printf("path %s is not available here: %s\n", name_of(kPathNames, path), why_not.c_str());
+  } else {
+    int available = 0;
+    check_gg(gg_path_available(path, 0, &available), "gg_path_available");
+    if (available != 0) return true;
+    std::printf("path %s is not available here: %s\n", name_of(kPathNames, path), gg_last_error());
   }
-  return available != 0;
+  std::printf("(--path reference runs the check on the CPU)\n");
+  return false;
 }
 
 int verify(const VerifyRequest& request) {
@@ -142,7 +167,7 @@ int verify(const VerifyRequest& request) {
       route(request.routing, request.routed, problem.groups, request.seed);
   const HostProblem host = make_host_problem(problem, sizes, request.seed + 1);
   print_problem(request, sizes);
-  if (request.path != GG_PATH_REFERENCE && !path_is_available(request.path)) return 1;
+  if (request.path != GG_PATH_REFERENCE && !path_is_available(request.path)) return kExitNoGpu;
 
   uint32_t flags = 0;
   uint32_t oracle_flags = 0;
@@ -193,18 +218,65 @@ int verify(const VerifyRequest& request) {
   const bool pass =
       metrics.over_tolerance == 0 && tail_untouched && flags == 0 && oracle_flags == 0;
   std::printf("%s\n", pass ? "PASS" : "FAIL");
-  return pass ? 0 : 1;
+  return pass ? kExitSuccess : kExitFailure;
 }
 
 }  // namespace
+
+std::string verify_usage() {
+  const auto number = [](int64_t value) { return std::to_string(value); };
+  return "usage: groupgemm verify [options]\n"
+         "\n"
+         "Runs one seeded random problem on a path and checks it against the CPU reference\n"
+         "path; the reference path itself is checked against an fp64 product of the tool's\n"
+         "own. PASS needs every output within tolerance, rows past sum(sizes) untouched,\n"
+         "and no device flags.\n"
+         "\n"
+         "  --op " + choices_of(kModelOpNames) + "  (default fprop)\n"
+         "      fprop, dgrad: ragged-M; wgrad: ragged-K; ragged-m, ragged-k: any layouts\n"
+         "  --dtype " + choices_of(kInputFormatNames) + "\n"
+         "      operands (default bf16): e4m3, e5m2 with a tensor scale; e4m3-group a scale\n"
+         "      per group; e4m3-blockwise 1x128 block scales (128x128 on ragged-M weights);\n"
+         "      mxfp8; nvfp4 with a tensor scale, nvfp4-group with one per group. The GPU\n"
+         "      paths that do not implement a format say so (exit 4).\n"
+         "  --out " + choices_of(kOutputDtypeNames) + "  output (default bf16)\n"
+         "  --m N | --tokens N   routed rows (default " + number(kDefaultRows) + ")\n"
+         "  --tail R             rows past them, which must stay untouched (default " +
+         number(kDefaultTail) + ")\n"
+         "  --n N                (default " + number(kDefaultN) + ")\n"
+         "  --k N                (default " + number(kDefaultK) + ")\n"
+         "  --groups G           experts (default " + number(kDefaultGroups) + ")\n"
+         "  --routing " + choices_of(kRoutingNames) + "  (default random)\n"
+         "  --path " + choices_of(kPathNames) + "  (default auto)\n"
+         "  --rhs-layout nk|kn|n|t   ragged-m, ragged-k only (default: nk for ragged-m, n for\n"
+         "                           ragged-k)\n"
+         "  --lhs-layout n|t         ragged-k only (default n)\n"
+         "  --alpha a (default 1)  --beta b (default 0)  --bias (ragged-M ops)\n"
+         "  --seed s (default " + number(static_cast<int64_t>(kDefaultSeed)) + ")  --index " +
+         choices_of(kIndexNames) + " (default int32)\n"
+         "  --weights " + choices_of(kWeightsNames) +
+         "  (default stacked; per-expert: the rhs, or the\n"
+         "                           ragged-K output, as G separate matrices)\n"
+         "\n" + kExitCodesText;
+}
 
 int run_verify(const std::vector<std::string>& words) {
   const VerifyRequest request = parse_request(words);
   try {
     return verify(request);
-  } catch (const Failure& failure) {
-    std::printf("%s\nFAIL\n", failure.what());
-    return 1;
+  } catch (const LibraryFailure& failure) {
+    // Not a wrong result: the path refused the problem, or found no GPU.
+    if (failure.status == GG_STATUS_NOT_SUPPORTED) {
+      std::printf("path %s: %s\nNOT SUPPORTED\n", name_of(kPathNames, request.path),
+                  failure.what());
+      return kExitNotSupported;
+    }
+    if (failure.status == GG_STATUS_NO_DEVICE) {
+      std::printf("path %s cannot run here: %s\n", name_of(kPathNames, request.path),
+                  failure.what());
+      return kExitNoGpu;
+    }
+    throw;
   }
 }
 

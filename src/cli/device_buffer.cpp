@@ -2,14 +2,19 @@
 // nothing and copy nothing, so empty operands need no special case.
 #include "cli/device_buffer.h"
 
+#include <string>
 #include <utility>
 
 #include "cli/checks.h"
+#include "cli/host_memory.h"
 
 namespace gg::cli {
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) check_cuda(cudaMalloc(&data_, bytes), "cudaMalloc");
+  if (bytes > 0) {
+    const std::string call = "cudaMalloc of " + byte_count_text(static_cast<double>(bytes));
+    check_cuda(cudaMalloc(&data_, bytes), call.c_str());
+  }
 }
 
 DeviceBuffer::~DeviceBuffer() {

@@ -3,17 +3,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/device.h"
+
 namespace gg::cli {
 
 std::vector<CudaDevice> cuda_devices(std::string* why_not) {
   int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
   std::vector<CudaDevice> devices;
-  if (status != cudaSuccess) {
-    *why_not = cudaGetErrorString(status);
-    return devices;
-  }
-  if (count == 0) *why_not = "the CUDA runtime reports no device";
+  if (!count_cuda_devices(&count, why_not)) return devices;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     cudaDeviceProp properties{};
     if (cudaGetDeviceProperties(&properties, ordinal) != cudaSuccess) continue;

@@ -17,7 +17,8 @@ struct CudaDevice {
   int l2_bytes = 0;
 };
 
-// Every device, or none with the CUDA runtime's reason in *why_not.
+// Every device, or none with the reason in *why_not: the library's own
+// (gg::count_cuda_devices), so the tool and the library word it alike.
 std::vector<CudaDevice> cuda_devices(std::string* why_not);
 
 }  // namespace gg::cli

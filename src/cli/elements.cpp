@@ -9,10 +9,6 @@
 
 namespace gg::cli {
 
-const std::vector<Name<gg_dtype>> kInputDtypeNames = {{"bf16", GG_DTYPE_BF16},
-                                                      {"fp16", GG_DTYPE_FP16},
-                                                      {"e4m3", GG_DTYPE_E4M3},
-                                                      {"e5m2", GG_DTYPE_E5M2}};
 const std::vector<Name<gg_dtype>> kOutputDtypeNames = {
     {"bf16", GG_DTYPE_BF16}, {"fp16", GG_DTYPE_FP16}, {"fp32", GG_DTYPE_FP32}};
 

@@ -16,10 +16,10 @@
 
 namespace gg::cli {
 
-// The element types the CLI can build data for (e2m1 is not among them).
-extern const std::vector<Name<gg_dtype>> kInputDtypeNames;
 extern const std::vector<Name<gg_dtype>> kOutputDtypeNames;
 
+// Whole-byte types only: e2m1, two a byte, is packed by its one user
+// (host_data.cpp).
 size_t element_bytes(gg_dtype dtype);
 void encode_element(gg_dtype dtype, double value, uint8_t* destination);
 double decode_element(gg_dtype dtype, const uint8_t* source);

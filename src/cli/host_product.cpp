@@ -4,18 +4,19 @@
 #include "cli/host_product.h"
 
 #include "cli/elements.h"
+#include "cli/host_memory.h"
 
 namespace gg::cli {
 
 namespace {
 
-double epilogue(const Problem& problem, double scale, double acc, double old_out, double bias) {
+double epilogue(const Problem& problem, double acc, double old_out, double bias) {
   const double kept = problem.beta != 0.0 ? problem.beta * old_out : 0.0;  // beta 0 never reads out
-  return representable(problem.out_dtype, problem.alpha * scale * acc + kept + bias);
+  return representable(problem.out_dtype, problem.alpha * acc + kept + bias);
 }
 
 void ragged_m(const Problem& problem, const std::vector<int64_t>& sizes, const HostProblem& host,
-              double scale, std::vector<double>& out) {
+              std::vector<double>& out) {
   const int64_t k = problem.lhs_cols;
   const int64_t n = problem.rhs_cols;
   std::vector<double> acc(n);
@@ -30,7 +31,7 @@ void ragged_m(const Problem& problem, const std::vector<int64_t>& sizes, const H
       }
       for (int64_t j = 0; j < n; ++j) {
         const double bias = problem.bias ? host.bias.values[g * n + j] : 0.0;
-        out[row * n + j] = epilogue(problem, scale, acc[j], host.out.values[row * n + j], bias);
+        out[row * n + j] = epilogue(problem, acc[j], host.out.values[row * n + j], bias);
       }
     }
     start += sizes[g];
@@ -38,7 +39,7 @@ void ragged_m(const Problem& problem, const std::vector<int64_t>& sizes, const H
 }
 
 void ragged_k(const Problem& problem, const std::vector<int64_t>& sizes, const HostProblem& host,
-              double scale, std::vector<double>& out) {
+              std::vector<double>& out) {
   const int64_t p = problem.lhs_cols;
   const int64_t q = problem.rhs_cols;
   std::vector<double> acc(p * q);
@@ -52,7 +53,7 @@ void ragged_k(const Problem& problem, const std::vector<int64_t>& sizes, const H
       }
     }
     for (int64_t i = 0; i < p * q; ++i) {
-      out[g * p * q + i] = epilogue(problem, scale, acc[i], host.out.values[g * p * q + i], 0.0);
+      out[g * p * q + i] = epilogue(problem, acc[i], host.out.values[g * p * q + i], 0.0);
     }
     start += sizes[g];
   }
@@ -62,12 +63,13 @@ void ragged_k(const Problem& problem, const std::vector<int64_t>& sizes, const H
 
 std::vector<double> fp64_product(const Problem& problem, const std::vector<int64_t>& sizes,
                                  const HostProblem& host) {
-  std::vector<double> out = host.out.values;
-  const double scale = static_cast<double>(host.lhs_scale) * static_cast<double>(host.rhs_scale);
+  std::vector<double> out;
+  allocate_host(static_cast<double>(host.out.values.size() * sizeof(double)), "the fp64 product",
+                [&] { out = host.out.values; });
   if (problem.op == GG_OP_RAGGED_K) {
-    ragged_k(problem, sizes, host, scale, out);
+    ragged_k(problem, sizes, host, out);
   } else {
-    ragged_m(problem, sizes, host, scale, out);
+    ragged_m(problem, sizes, host, out);
   }
   return out;
 }

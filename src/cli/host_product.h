@@ -1,6 +1,7 @@
 // The fp64 product: what a problem's output must be, computed on the host
-// straight from the definition in groupgemm.h (products and sums in double,
-// one rounding to the output dtype). `verify` compares the library's
+// straight from the definition in groupgemm.h: the operands dequantized
+// (element x block scale x fp32 scale, host_data.h), then products and sums
+// in double, one rounding to the output dtype. `verify` compares the library's
 // reference path against it, since the reference cannot check itself.
 #pragma once
 

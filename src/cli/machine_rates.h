@@ -1,7 +1,8 @@
 // The two rates of the roofline floor, measured at startup on the GPU the
-// benchmark runs on (DESIGN §6): the dense cuBLAS bf16 rate on an 8192³
-// product (TN, cuBLAS's fastest layout), and the copy bandwidth of a large
-// device-to-device cudaMemcpyAsync, counting bytes read plus written.
+// benchmark runs on (docs/DESIGN.md, "Performance method"): the dense
+// cuBLAS bf16 rate on an 8192³ product (TN, cuBLAS's fastest layout), and
+// the copy bandwidth of a large device-to-device cudaMemcpyAsync, counting
+// bytes read plus written.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,11 +1,13 @@
 // groupgemm: the command-line front end of the library.
 //
-//   groupgemm info      version, build, CUDA devices, available paths
-//   groupgemm verify    one random problem on a path, checked against the
-//                       CPU reference (exit 0 PASS, 1 FAIL)
-//   groupgemm bench     MoE presets against cuBLAS, with roofline efficiency
+//   groupgemm info            version, build, CUDA devices, available paths
+//   groupgemm verify          one random problem on a path, checked against
+//                             the CPU reference
+//   groupgemm bench           MoE presets against cuBLAS, with roofline efficiency
+//   groupgemm bench-quantize  the grouped quantizer against the copy bandwidth
 //
-// Usage errors exit with 2 and a message; library and CUDA failures with 1.
+// `groupgemm <command> --help` prints that command's options and defaults.
+// Exit codes are listed in commands.h and printed by every usage text.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -15,62 +17,87 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 
+namespace gg::cli {
+
+const char* const kExitCodesText =
+    "exit codes:\n"
+    "  0  success (verify: PASS)\n"
+    "  1  verify: FAIL, wrong results; any command: a library, CUDA or memory error\n"
+    "  2  usage error\n"
+    "  3  a GPU path cannot run here: no NVIDIA driver/GPU, or a GPU the path does not run on\n"
+    "  4  the path does not support the problem (the library says NOT_SUPPORTED)\n";
+
 namespace {
 
-const char* const kUsage =
-    "usage: groupgemm <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  info     version, build, CUDA devices and the paths available here\n"
-    "  verify   run one random problem on a path and check it against the CPU reference\n"
-    "             --op fprop|dgrad|wgrad|ragged-m|ragged-k  --dtype bf16|fp16|e4m3|e5m2\n"
-    "             --out bf16|fp16|fp32  --m|--tokens N  --n N  --k N  --groups G\n"
-    "             --routing uniform|skewed|random|padded|one-hot|empty  --path "
-    "auto|portable|sm90|reference\n"
-    "             [--rhs-layout nk|kn|n|t] (ragged-m, ragged-k)  [--lhs-layout n|t] (ragged-k)\n"
-    "             [--alpha a] [--beta b] [--bias] [--seed s] [--tail R] [--index int32|int64]\n"
-    "             [--weights stacked|per-expert] (per-expert: rhs or out as G pointers)\n"
-    "  bench    time MoE expert GEMMs against cuBLAS (the CPU reference without a GPU)\n"
-    "             [--preset NAME|all] [--tokens N[,N...]] [--routing uniform|skewed|both]\n"
-    "             [--ops fprop,dgrad,wgrad] [--out bf16|fp16|fp32] [--beta b] [--iters N]\n"
-    "             [--json] [--path auto|portable|sm90] [--weights stacked|per-expert]\n"
-    "             [--warm-ms N] (time each GPU figure after N ms of its work: 300)\n"
-    "  bench-quantize  time the grouped quantizer (rowwise + columnwise) against the copy\n"
-    "             bandwidth  [--preset NAME[,NAME...]] [--tokens N[,N...]]\n"
-    "             [--formats fp8_e4m3_tensor,fp8_e4m3_group,fp8_e4m3_1x128,mxfp8_e4m3,\n"
-    "             nvfp4_tensor,nvfp4_group]\n"
-    "             [--input bf16|fp16|fp32] [--routing uniform|skewed|random|padded|one-hot|empty]\n"
-    "             [--iters N] [--warm-ms N] (as bench's: 300)\n"
-    "\n"
-    "exit codes: 0 success/PASS, 1 failure/FAIL, 2 usage error\n";
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>& words);
+  std::string (*usage)();
+  const char* summary;
+};
+
+const std::vector<Command> kCommands = {
+    {"info", run_info, info_usage, "version, build, CUDA devices and the paths available here"},
+    {"verify", run_verify, verify_usage,
+     "run one random problem on a path and check it against the CPU reference"},
+    {"bench", run_bench, bench_usage,
+     "time MoE expert GEMMs against cuBLAS (the CPU reference without a GPU)"},
+    {"bench-quantize", run_bench_quantize, bench_quantize_usage,
+     "time the GPU grouped quantizer against the copy bandwidth"},
+};
+
+std::string general_usage() {
+  std::string text = "usage: groupgemm <command> [options]\n\ncommands:\n";
+  for (const Command& command : kCommands) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-15s %s\n", command.name, command.summary);
+    text += line;
+  }
+  return text + "\n'groupgemm <command> --help' lists a command's options and defaults.\n\n" +
+         kExitCodesText;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const Command& command : kCommands) {
+    if (name == command.name) return &command;
+  }
+  return nullptr;
+}
+
+bool is_help(const std::string& word) { return word == "--help" || word == "-h"; }
 
 }  // namespace
+}  // namespace gg::cli
 
 int main(int argc, char** argv) {
+  using namespace gg::cli;
   const std::vector<std::string> words(argv + 1, argv + argc);
-  const std::string command = words.empty() ? "" : words[0];
+  const std::string name = words.empty() ? "" : words[0];
   const std::vector<std::string> options(words.empty() ? words.end() : words.begin() + 1,
                                          words.end());
-  const bool wants_help =
-      command == "help" || std::find_if(words.begin(), words.end(), [](const std::string& word) {
-                             return word == "--help" || word == "-h";
-                           }) != words.end();
-  if (wants_help) {
-    std::fputs(kUsage, stdout);
-    return 0;
+  const Command* command = find_command(name);
+  // "help" and "--help" alone print the commands; "help verify" and
+  // "verify --help" print verify's options only.
+  if (name == "help" || is_help(name)) {
+    const Command* about = options.empty() ? nullptr : find_command(options[0]);
+    std::fputs(about != nullptr ? about->usage().c_str() : general_usage().c_str(), stdout);
+    return kExitSuccess;
+  }
+  if (command != nullptr && std::any_of(options.begin(), options.end(), is_help)) {
+    std::fputs(command->usage().c_str(), stdout);
+    return kExitSuccess;
   }
   try {
-    if (command == "info") return gg::cli::run_info(options);
-    if (command == "verify") return gg::cli::run_verify(options);
-    if (command == "bench") return gg::cli::run_bench(options);
-    if (command == "bench-quantize") return gg::cli::run_bench_quantize(options);
-    throw gg::cli::UsageError(command.empty() ? "no command given"
-                                              : "unknown command '" + command + "'");
-  } catch (const gg::cli::UsageError& error) {
-    std::fprintf(stderr, "groupgemm: %s\n\n%s", error.what(), kUsage);
-    return 2;
+    if (command == nullptr) {
+      throw UsageError(name.empty() ? "no command given" : "unknown command '" + name + "'");
+    }
+    return command->run(options);
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "groupgemm: %s\n\n%s", error.what(),
+                 command != nullptr ? command->usage().c_str() : general_usage().c_str());
+    return kExitUsage;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "groupgemm: error: %s\n", error.what());
-    return 1;
+    return kExitFailure;
   }
 }

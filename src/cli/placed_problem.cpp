@@ -2,17 +2,19 @@
 #include "cli/placed_problem.h"
 
 #include "cli/checks.h"
+#include "cli/host_memory.h"
 
 namespace gg::cli {
 
-PlacedProblem::Block::Block(const void* bytes, size_t count, bool on_device)
+PlacedProblem::Block::Block(const char* name, const void* bytes, size_t count, bool on_device)
     : on_device_(on_device) {
   if (on_device) {
     device_ = DeviceBuffer(count);
     device_.upload(bytes, count);
   } else {
     const auto* first = static_cast<const uint8_t*>(bytes);
-    host_.assign(first, first + count);
+    allocate_host(static_cast<double>(count), std::string("the reference path's ") + name,
+                  [&] { host_.assign(first, first + count); });
   }
 }
 
@@ -29,13 +31,21 @@ PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
     : path_(path) {
   const bool on_device = path != GG_PATH_REFERENCE;
   const std::vector<uint8_t> index = index_bytes(sizes, index_type);
-  lhs_ = Block(host.lhs.bytes.data(), host.lhs.bytes.size(), on_device);
-  rhs_ = Block(host.rhs.bytes.data(), host.rhs.bytes.size(), on_device);
-  out_ = Block(host.out.bytes.data(), host.out.bytes.size(), on_device);
-  bias_ = Block(host.bias.bytes.data(), host.bias.bytes.size(), on_device);
-  sizes_ = Block(index.data(), index.size(), on_device);
-  lhs_scale_ = Block(&host.lhs_scale, sizeof host.lhs_scale, on_device);
-  rhs_scale_ = Block(&host.rhs_scale, sizeof host.rhs_scale, on_device);
+  lhs_ = Block("lhs", host.lhs.bytes.data(), host.lhs.bytes.size(), on_device);
+  rhs_ = Block("rhs", host.rhs.bytes.data(), host.rhs.bytes.size(), on_device);
+  out_ = Block("output", host.out.bytes.data(), host.out.bytes.size(), on_device);
+  bias_ = Block("bias", host.bias.bytes.data(), host.bias.bytes.size(), on_device);
+  sizes_ = Block("group sizes", index.data(), index.size(), on_device);
+  const OperandScales& lhs_scales = host.lhs.scales;
+  const OperandScales& rhs_scales = host.rhs.scales;
+  lhs_block_scales_ = Block("lhs block scales", lhs_scales.block_bytes.data(),
+                            lhs_scales.block_bytes.size(), on_device);
+  rhs_block_scales_ = Block("rhs block scales", rhs_scales.block_bytes.data(),
+                            rhs_scales.block_bytes.size(), on_device);
+  lhs_scale_ = Block("lhs scale", lhs_scales.scale.data(), lhs_scales.scale.size() * sizeof(float),
+                     on_device);
+  rhs_scale_ = Block("rhs scale", rhs_scales.scale.data(), rhs_scales.scale.size() * sizeof(float),
+                     on_device);
 
   ProblemData data;
   data.lhs = lhs_.data();
@@ -44,11 +54,14 @@ PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
   data.bias = bias_.data();
   data.sizes = sizes_.data();
   data.index_type = index_type;
+  data.lhs_block_scales = lhs_block_scales_.data();
+  data.rhs_block_scales = rhs_block_scales_.data();
   data.lhs_scale = static_cast<float*>(lhs_scale_.data());
   data.rhs_scale = static_cast<float*>(rhs_scale_.data());
   if (problem.per_expert) {
     const std::vector<uint64_t> addresses = expert_addresses(problem, data);
-    expert_pointers_ = Block(addresses.data(), addresses.size() * sizeof addresses[0], on_device);
+    expert_pointers_ = Block("expert pointers", addresses.data(),
+                             addresses.size() * sizeof addresses[0], on_device);
     data.expert_pointers = expert_pointers_.data();
   }
   desc_ = make_desc(problem, data, path);
@@ -56,7 +69,7 @@ PlacedProblem::PlacedProblem(const Problem& problem, const HostProblem& host,
   check_gg(gg_grouped_gemm_workspace_size(&desc_, &workspace_bytes_),
            "gg_grouped_gemm_workspace_size");
   const std::vector<uint8_t> zeros(workspace_bytes_, 0);
-  workspace_ = Block(zeros.data(), zeros.size(), on_device);
+  workspace_ = Block("workspace", zeros.data(), zeros.size(), on_device);
 }
 
 gg_status PlacedProblem::launch() {

@@ -30,7 +30,7 @@ class PlacedProblem {
   class Block {
    public:
     Block() = default;
-    Block(const void* bytes, size_t count, bool on_device);
+    Block(const char* name, const void* bytes, size_t count, bool on_device);
     void* data() { return on_device_ ? device_.data() : static_cast<void*>(host_.data()); }
     std::vector<uint8_t> read() const;
 
@@ -41,7 +41,8 @@ class PlacedProblem {
   };
 
   gg_path path_;
-  Block lhs_, rhs_, out_, bias_, sizes_, lhs_scale_, rhs_scale_, expert_pointers_, workspace_;
+  Block lhs_, rhs_, out_, bias_, sizes_, lhs_block_scales_, rhs_block_scales_, lhs_scale_,
+      rhs_scale_, expert_pointers_, workspace_;
   size_t workspace_bytes_ = 0;
   gg_gemm_desc desc_;
 };

@@ -21,6 +21,23 @@ const std::vector<Name<gg_path>> kPathNames = {{"auto", GG_PATH_AUTO},
                                                {"portable", GG_PATH_PORTABLE},
                                                {"sm90", GG_PATH_SM90}};
 
+bool operator==(const InputFormat& a, const InputFormat& b) {
+  return a.dtype == b.dtype && a.scaling.token_blocks == b.scaling.token_blocks &&
+         a.scaling.weight_blocks == b.scaling.weight_blocks && a.scaling.extent == b.scaling.extent;
+}
+
+const std::vector<Name<InputFormat>> kInputFormatNames = {
+    {"bf16", {GG_DTYPE_BF16, {}}},
+    {"fp16", {GG_DTYPE_FP16, {}}},
+    {"e4m3", {GG_DTYPE_E4M3, {GG_BLOCK_NONE, GG_BLOCK_NONE, GG_SCALE_TENSOR}}},
+    {"e5m2", {GG_DTYPE_E5M2, {GG_BLOCK_NONE, GG_BLOCK_NONE, GG_SCALE_TENSOR}}},
+    {"e4m3-group", {GG_DTYPE_E4M3, {GG_BLOCK_NONE, GG_BLOCK_NONE, GG_SCALE_GROUP}}},
+    {"e4m3-blockwise", {GG_DTYPE_E4M3, {GG_BLOCK_1X128, GG_BLOCK_128X128, GG_SCALE_NONE}}},
+    {"mxfp8", {GG_DTYPE_E4M3, {GG_BLOCK_MX32, GG_BLOCK_MX32, GG_SCALE_NONE}}},
+    {"nvfp4", {GG_DTYPE_E2M1, {GG_BLOCK_NV16, GG_BLOCK_NV16, GG_SCALE_TENSOR}}},
+    {"nvfp4-group", {GG_DTYPE_E2M1, {GG_BLOCK_NV16, GG_BLOCK_NV16, GG_SCALE_GROUP}}},
+};
+
 const std::vector<Name<bool>> kWeightsNames = {{"stacked", false}, {"per-expert", true}};
 
 Problem model_problem(ModelOp op, int64_t rows, int64_t n, int64_t k, int32_t groups) {
@@ -66,8 +83,7 @@ int64_t storage_index(const MatrixSet& set, gg_layout layout, int64_t matrix, in
 
 namespace {
 
-gg_tensor tensor_view(const MatrixSet& set, gg_layout layout, gg_dtype dtype, void* data,
-                      float* scale) {
+gg_tensor tensor_view(const MatrixSet& set, gg_layout layout, gg_dtype dtype, void* data) {
   gg_tensor tensor;
   std::memset(&tensor, 0, sizeof tensor);  // zero strides: packed
   tensor.data = data;
@@ -84,11 +100,15 @@ gg_tensor tensor_view(const MatrixSet& set, gg_layout layout, gg_dtype dtype, vo
     tensor.shape[0] = rows;
     tensor.shape[1] = cols;
   }
-  if (is_fp8(dtype)) {
-    tensor.scale_extent = GG_SCALE_TENSOR;
-    tensor.scale = scale;
-  }
   return tensor;
+}
+
+void set_scales(gg_tensor& tensor, gg_block_scaling blocks, void* block_scales,
+                gg_scale_extent extent, float* scale) {
+  tensor.block_scaling = blocks;
+  if (blocks != GG_BLOCK_NONE) tensor.block_scales = block_scales;
+  tensor.scale_extent = extent;
+  if (extent != GG_SCALE_NONE) tensor.scale = scale;
 }
 
 }  // namespace
@@ -100,14 +120,15 @@ gg_gemm_desc make_desc(const Problem& problem, const ProblemData& data, gg_path 
   desc.num_groups = problem.groups;
   desc.group_sizes.sizes = data.sizes;
   desc.group_sizes.type = data.index_type;
-  desc.lhs = tensor_view(lhs_matrices(problem), problem.lhs_layout, problem.input_dtype, data.lhs,
-                         data.lhs_scale);
-  desc.rhs = tensor_view(rhs_matrices(problem), problem.rhs_layout, problem.input_dtype, data.rhs,
-                         data.rhs_scale);
-  desc.out = tensor_view(out_matrices(problem), GG_LAYOUT_N, problem.out_dtype, data.out, nullptr);
+  const InputScaling& scaling = problem.input_scaling;
+  desc.lhs = tensor_view(lhs_matrices(problem), problem.lhs_layout, problem.input_dtype, data.lhs);
+  set_scales(desc.lhs, scaling.token_blocks, data.lhs_block_scales, scaling.extent, data.lhs_scale);
+  desc.rhs = tensor_view(rhs_matrices(problem), problem.rhs_layout, problem.input_dtype, data.rhs);
+  set_scales(desc.rhs, problem.op == GG_OP_RAGGED_M ? scaling.weight_blocks : scaling.token_blocks,
+             data.rhs_block_scales, scaling.extent, data.rhs_scale);
+  desc.out = tensor_view(out_matrices(problem), GG_LAYOUT_N, problem.out_dtype, data.out);
   if (problem.bias) {
-    desc.bias =
-        tensor_view(bias_matrices(problem), GG_LAYOUT_N, problem.out_dtype, data.bias, nullptr);
+    desc.bias = tensor_view(bias_matrices(problem), GG_LAYOUT_N, problem.out_dtype, data.bias);
   }
   if (problem.per_expert) {
     gg_tensor& matrices = problem.op == GG_OP_RAGGED_M ? desc.rhs : desc.out;

@@ -27,6 +27,28 @@ extern const std::vector<Name<ModelOp>> kModelOpNames;
 extern const std::vector<Name<gg_layout>> kLayoutNames;
 extern const std::vector<Name<gg_path>> kPathNames;
 
+// The scales the operands carry (groupgemm.h: value = element x block
+// scale x fp32 scale): block scales along the contraction, of the token
+// operands (lhs, and ragged-K's rhs) and of ragged-M's weights (rhs), and an
+// fp32 scale, one a tensor or one a group.
+struct InputScaling {
+  gg_block_scaling token_blocks = GG_BLOCK_NONE;
+  gg_block_scaling weight_blocks = GG_BLOCK_NONE;
+  gg_scale_extent extent = GG_SCALE_NONE;
+};
+
+// An operand format as --dtype names it: elements and their scales.
+struct InputFormat {
+  gg_dtype dtype;
+  InputScaling scaling;
+};
+bool operator==(const InputFormat& a, const InputFormat& b);
+
+// bf16, fp16; e4m3, e5m2 (fp8, a tensor scale); e4m3-group (a scale per
+// group); e4m3-blockwise (1x128 blocks, 128x128 on weights); mxfp8; nvfp4,
+// nvfp4-group (nvfp4 with a tensor or a group scale).
+extern const std::vector<Name<InputFormat>> kInputFormatNames;
+
 struct Problem {
   gg_op op = GG_OP_RAGGED_M;
   int32_t groups = 1;
@@ -36,6 +58,7 @@ struct Problem {
   gg_layout lhs_layout = GG_LAYOUT_N;
   gg_layout rhs_layout = GG_LAYOUT_N;
   gg_dtype input_dtype = GG_DTYPE_BF16;
+  InputScaling input_scaling;
   gg_dtype out_dtype = GG_DTYPE_BF16;
   double alpha = 1.0;
   double beta = 0.0;
@@ -69,7 +92,7 @@ int64_t storage_index(const MatrixSet& set, gg_layout layout, int64_t matrix, in
                       int64_t col);
 
 // Where a problem's data lives (host memory for the reference, device
-// memory otherwise). Scales are read only for fp8 inputs: one fp32 each.
+// memory otherwise). Scales are read only where input_scaling asks for them.
 struct ProblemData {
   void* lhs = nullptr;
   void* rhs = nullptr;
@@ -77,7 +100,9 @@ struct ProblemData {
   void* bias = nullptr;
   const void* sizes = nullptr;
   gg_index_type index_type = GG_INDEX_INT32;
-  float* lhs_scale = nullptr;
+  void* lhs_block_scales = nullptr;
+  void* rhs_block_scales = nullptr;
+  float* lhs_scale = nullptr;  // 1 or G fp32 values
   float* rhs_scale = nullptr;
   void* expert_pointers = nullptr;  // per_expert: the array of G matrix addresses
 };

@@ -8,10 +8,10 @@
 //
 // A GPU under load soon runs at its power limit, at a lower clock than it
 // starts with: an H200 at 700 W ran cuBLAS bf16 8192^3 at about 1.49 GHz
-// of 1.98, and 1.11x slower after 300 ms of it than after 5 calls
-// (docs/PERF.md). `warm_ms` keeps running the work for that long before the
-// timed runs, so that every figure is taken in the state the GPU sustains;
-// 0 warms up by `warmup` runs only.
+// of 1.98, and 1.11x slower after 300 ms of it than after 5 calls.
+// `warm_ms` keeps running the work for that long before the timed runs, so
+// that every figure is taken in the state the GPU sustains; 0 warms up by
+// `warmup` runs only.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,7 +1,8 @@
 // See device.h. Built on the CUDA runtime alone, and safe on machines without
 // a GPU or a driver: cudaGetDeviceCount reports those as errors, which become
 // the reason, and the runtime's sticky last error is reset so that a later
-// CUDA call is not blamed for them.
+// CUDA call is not blamed for them. Whether a driver is installed at all is
+// asked of the dynamic loader, only once the runtime has failed.
 //
 // Device properties never change while a process runs, so each ordinal is
 // queried once and cached; the API asks for the current device on every call
@@ -9,6 +10,7 @@
 #include "kernels/device.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <map>
 #include <mutex>
@@ -42,16 +44,31 @@ bool query_properties(int ordinal, DeviceInfo* info, std::string* why_not) {
   return true;
 }
 
+bool driver_installed() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return false;
+  dlclose(driver);
+  return true;
+}
+
+const char* const kNoGpu = "no NVIDIA driver/GPU found";
+
 }  // namespace
+
+bool count_cuda_devices(int* count, std::string* why_not) {
+  *count = 0;
+  const cudaError_t error = cudaGetDeviceCount(count);
+  if (error == cudaSuccess) return *count > 0 || fail_with(why_not, kNoGpu);
+  cudaGetLastError();
+  *count = 0;
+  const bool no_driver = error == cudaErrorInsufficientDriver && !driver_installed();
+  if (error == cudaErrorNoDevice || no_driver) return fail_with(why_not, kNoGpu);
+  return fail_with(why_not, std::string("no usable CUDA device: ") + cudaGetErrorString(error));
+}
 
 bool query_device(int device, DeviceInfo* info, std::string* why_not) {
   int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) {
-    cudaGetLastError();
-    return fail_with(why_not, std::string("no usable CUDA device: ") + cudaGetErrorString(error));
-  }
-  if (count == 0) return fail_with(why_not, "no usable CUDA device: the runtime sees none");
+  if (!count_cuda_devices(&count, why_not)) return false;
   int ordinal = device;
   if (device == -1 && runtime_failed(cudaGetDevice(&ordinal), "cudaGetDevice", why_not)) {
     return false;

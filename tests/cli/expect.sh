@@ -3,8 +3,9 @@
 #
 # Runs COMMAND, echoes its output (stdout and stderr together), and passes
 # when its exit code is CODE and every PATTERN (an extended regular
-# expression) matches some line of the output. ctest alone checks either an
-# exit code or an output pattern, never both.
+# expression) matches some line of the output; a PATTERN written !REGEX
+# must match none. ctest alone checks either an exit code or an output
+# pattern, never both.
 expected=$1
 shift
 patterns=""
@@ -23,9 +24,19 @@ if [ "$code" -ne "$expected" ]; then
   status=1
 fi
 printf '%s' "$patterns" | while IFS= read -r pattern; do
-  if ! printf '%s\n' "$output" | grep -Eq -- "$pattern"; then
-    echo "expect.sh: no line matches: $pattern"
-    exit 1
-  fi
+  case $pattern in
+    !*)
+      if printf '%s\n' "$output" | grep -Eq -- "${pattern#!}"; then
+        echo "expect.sh: a line matches: ${pattern#!}"
+        exit 1
+      fi
+      ;;
+    *)
+      if ! printf '%s\n' "$output" | grep -Eq -- "$pattern"; then
+        echo "expect.sh: no line matches: $pattern"
+        exit 1
+      fi
+      ;;
+  esac
 done || status=1
 exit $status

@@ -30,11 +30,13 @@
 #include <string.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "formats/block_quant.h"
 #include "formats/codecs.h"
 #include "formats/encoder_inputs.h"
+#include "kernels/device.h"
 #include "kernels/quantize/tile_io.cuh"
 
 namespace gg_test {
@@ -136,9 +138,8 @@ std::vector<float> make_inputs() {
 
 TEST(DeviceAgreement, EveryRuleGivesTheHostBits) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   const std::vector<float> inputs = make_inputs();
   const int count = static_cast<int>(inputs.size());
   const size_t out_count = inputs.size() * kResultsPerInput;
@@ -183,9 +184,8 @@ __global__ void fast_encoders_kernel(EncoderScales scales, const EncoderCase* ca
 
 TEST(DeviceAgreement, FastQuantizeEncodersGiveTheReferenceBits) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   const EncoderScales scales = encoder_scales();
   const std::vector<EncoderCase> cases = encoder_cases();
   const int64_t count = static_cast<int64_t>(cases.size());
@@ -249,9 +249,8 @@ __global__ void every_fp32_kernel(uint64_t begin, unsigned long long* mismatches
 
 TEST(DeviceAgreement, E2m1AndUe4m3EncodersOverEveryFp32) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   unsigned long long* mismatches = nullptr;
   uint32_t* first = nullptr;
   GG_CUDA_OK(cudaMalloc(&mismatches, sizeof(*mismatches)));
@@ -325,9 +324,8 @@ void check_device_pair_codes(uint32_t magnitudes) {
 
 TEST(DeviceAgreement, E2m1PairCodesOverEvery16BitMagnitude) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   check_device_pair_codes<GG_DTYPE_BF16>(kFiniteBf16Magnitudes);
   check_device_pair_codes<GG_DTYPE_FP16>(kFiniteFp16Magnitudes);
 }
@@ -360,9 +358,8 @@ void check_device_narrow_quotients() {
 
 TEST(DeviceAgreement, OneCorrectionDividesEvery16BitSignificand) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   check_device_narrow_quotients<8>();
   check_device_narrow_quotients<11>();
 }
@@ -376,9 +373,8 @@ __global__ void widen_fp16_kernel(uint32_t* out) {
 
 TEST(DeviceAgreement, Fp16DecisionWideningOverEvery16BitPattern) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   constexpr uint32_t kPatterns = 1u << 16;
   uint32_t* device_bits = nullptr;
   GG_CUDA_OK(cudaMalloc(&device_bits, kPatterns * sizeof(uint32_t)));

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <stdint.h>
 
+#include <string>
 #include <vector>
 
+#include "kernels/device.h"
 #include "kernels/quantize/tile_io.cuh"
 
 namespace gg_test {
@@ -47,9 +49,8 @@ __global__ void store_ranges(uint8_t* cases, const int2* ranges, int count) {
 
 TEST(ChunkStore, E2m1RangesWriteTheirNibblesOnly) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    GTEST_SKIP() << "no CUDA device";
-  }
+  std::string no_device;
+  if (!gg::count_cuda_devices(&devices, &no_device)) GTEST_SKIP() << no_device;
   const int per_chunk = 32;
   const std::vector<int2> ranges = all_ranges(per_chunk);
   const int count = static_cast<int>(ranges.size());

@@ -4,6 +4,7 @@
 #include "api/names.h"
 #include "gpu/cuda_check.h"
 #include "gpu/values.h"
+#include "kernels/device.h"
 
 namespace gg::test {
 
@@ -43,9 +44,8 @@ std::string param_name(const ::testing::TestParamInfo<PathDtypes>& info) {
 
 std::string unavailable_reason(gg_path path) {
   int devices = 0;
-  const cudaError_t error = cudaGetDeviceCount(&devices);
-  if (error != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(error);
-  if (devices == 0) return "no CUDA device: cudaGetDeviceCount found none";
+  std::string no_device;
+  if (!count_cuda_devices(&devices, &no_device)) return no_device;
   int available = 0;
   const gg_status status = gg_path_available(path, 0, &available);
   if (status != GG_STATUS_SUCCESS) {

@@ -20,8 +20,8 @@ namespace gg::test {
 const std::vector<gg_path>& gpu_paths();
 std::string path_name(gg_path path);
 
-// Empty when `path` can run on device 0, else why not: "no CUDA device: ..."
-// or "path ... unavailable: ...".
+// Empty when `path` can run on device 0, else why not: gg::count_cuda_devices's
+// reason ("no NVIDIA driver/GPU found", ...) or "path ... unavailable: ...".
 std::string unavailable_reason(gg_path path);
 
 // A blocking stream: it waits for the legacy default stream, which the
