@@ -26,12 +26,12 @@ drift over a measurement falls on both alike; the loop and the dense product
 are timed alone. Before timing, each case's groupgemm result is checked
 against the loop's.
 
-Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the dense
-bf16 rate of an 8192^3 torch.mm, bytes / the bandwidth of a large
-device-to-device copy), both measured in this run; bytes count each input
-and output once, weights of non-empty groups only. Output: a table of
-milliseconds, ratios to groupgemm and efficiencies; --json writes every
-figure; --png draws the efficiencies as bar charts.
+Roofline efficiency (docs/DESIGN.md, "Performance method") = floor / time,
+floor = max(FLOPs / the dense bf16 rate of an 8192^3 torch.mm, bytes / the
+bandwidth of a large device-to-device copy), both measured in this run;
+bytes count each input and output once, weights of non-empty groups only.
+Output: a table of milliseconds, ratios to groupgemm and efficiencies;
+--json writes every figure; --png draws the efficiencies as bar charts.
 """
 
 import argparse

@@ -9,7 +9,7 @@ token groups), scale, cast, for both the input and its transpose. Times are
 medians of CUDA events, after --warm-ms of the same work (as
 groupgemm.bench times), each method alone rather than in turn: torch's
 path allocates and frees gigabytes of fp32 temporaries a call, which in
-turn would stand between our calls (docs/PERF.md). The bandwidth counts
+turn would stand between our calls. The bandwidth counts
 the bytes that must move (input once, every output once) and is also
 given as a fraction of the device-to-device copy bandwidth measured in the
 same run. With --power-seconds S, each of our calls (and the copy) also

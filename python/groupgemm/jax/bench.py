@@ -67,14 +67,14 @@ kernel on the same data). After each pass is timed, the outputs of the two
 groupgemm methods are compared again, both passes, through a checksum of
 their bits.
 
-Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the
-dense bf16 rate of an 8192^3 jnp.dot, bytes / the bandwidth of a large
-elementwise copy), both measured in this run; bytes count each input and
-output once, weights of non-empty groups only. Output: the same table as
-python -m groupgemm.bench, plus the FFI / C API column; --json writes every
-figure ("ffi_over_c_api" per record, and each method's samples). With JAX
-on the CPU (the tests), both groupgemm methods run the library's reference
-path.
+Roofline efficiency (docs/DESIGN.md, "Performance method") = floor / time,
+floor = max(FLOPs / the dense bf16 rate of an 8192^3 jnp.dot, bytes / the
+bandwidth of a large elementwise copy), both measured in this run; bytes
+count each input and output once, weights of non-empty groups only.
+Output: the same table as python -m groupgemm.bench, plus the FFI / C API
+column; --json writes every figure ("ffi_over_c_api" per record, and each
+method's samples). With JAX on the CPU (the tests), both groupgemm methods
+run the library's reference path.
 """
 
 import argparse
