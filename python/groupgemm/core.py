@@ -92,12 +92,14 @@ def _require_device(operand: Optional[Operand], device: str, what: str = "the da
 def _c_strides(operand: Operand) -> Tuple[int, ...]:
     """Strides as the C API reads them. The stride of a dimension of extent 0
     or 1 is never used, and a zero stride means "packed" in C, so both become
-    the packed stride; a zero (broadcast) or negative stride elsewhere cannot
-    be expressed."""
+    the packed stride, as do all strides of an operand with no elements,
+    which address nothing (numpy gives an empty array zero strides); a zero
+    (broadcast) or negative stride elsewhere cannot be expressed."""
     strides = []
     packed = 1
+    empty = 0 in operand.shape
     for extent, stride in zip(reversed(operand.shape), reversed(operand.strides)):
-        if extent <= 1:
+        if extent <= 1 or empty:
             stride = packed
         elif stride <= 0:
             raise ValueError(

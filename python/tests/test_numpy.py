@@ -190,6 +190,64 @@ def test_ragged_k_reads_column_major_operands_in_place():
     np.testing.assert_array_equal(out, expected_ragged_k(a, b, SIZES, np.zeros(out.shape)))
 
 
+# Empty dimensions, as a framework's empty arrays come (numpy 2 gives them
+# zero strides): (M, K, N, sizes) and (M, P, Q, sizes).
+EMPTY_RAGGED_M = [
+    (0, 16, 8, [0, 0, 0]),  # M = 0
+    (12, 16, 0, [3, 0, 5]),  # N = 0
+    (12, 0, 8, [3, 0, 5]),  # K = 0: the groups' rows are beta * out + bias
+    (12, 16, 8, [0, 0, 0]),  # every group empty: out is untouched
+]
+EMPTY_RAGGED_K = [
+    (0, 16, 8, [0, 0, 0]),  # M = 0: every group empty
+    (12, 0, 8, [3, 0, 5]),  # P = 0
+    (12, 16, 0, [3, 0, 5]),  # Q = 0
+    (12, 16, 8, [0, 0, 0]),  # every group empty: out[g] = beta * out[g]
+]
+
+
+@pytest.mark.parametrize("m, k, n, sizes", EMPTY_RAGGED_M)
+@pytest.mark.parametrize("w_layout", ["nk", "kn"])
+def test_ragged_m_empty_dimensions(m, k, n, sizes, w_layout):
+    rng = np.random.default_rng(14)
+    x = small_integers(rng, (m, k), np.float16)
+    w = weights(rng, len(sizes), k, n, w_layout, np.float16)
+    group_sizes = np.array(sizes, np.int32)
+    out = ggnp.grouped_mm(x, w, group_sizes, w_layout=w_layout, out_dtype=np.float32)
+    assert out.shape == (m, n) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected_ragged_m(x, w, sizes, w_layout, np.zeros((m, n))))
+    bias = small_integers(rng, (len(sizes), n), np.float32)
+    start = small_integers(rng, (m, n), np.float32)
+    out = start.copy()
+    ggnp.grouped_mm(x, w, group_sizes, w_layout=w_layout, bias=bias, beta=0.5, out=out)
+    np.testing.assert_array_equal(
+        out, expected_ragged_m(x, w, sizes, w_layout, start, beta=0.5, bias=bias)
+    )
+
+
+@pytest.mark.parametrize("m, p, q, sizes", EMPTY_RAGGED_K)
+def test_ragged_k_empty_dimensions(m, p, q, sizes):
+    rng = np.random.default_rng(15)
+    a = small_integers(rng, (m, p), np.float16)
+    b = small_integers(rng, (m, q), np.float16)
+    group_sizes = np.array(sizes, np.int64)
+    out = ggnp.ragged_k_mm(a, b, group_sizes, out_dtype=np.float32)  # allocated uninitialized
+    assert out.shape == (len(sizes), p, q) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected_ragged_k(a, b, sizes, np.zeros(out.shape)))
+    start = small_integers(rng, (len(sizes), p, q), np.float32)
+    out = start.copy()
+    ggnp.ragged_k_mm(a, b, group_sizes, alpha=2.0, beta=0.5, out=out)
+    np.testing.assert_array_equal(out, expected_ragged_k(a, b, sizes, start, 2.0, 0.5))
+
+
+def test_an_empty_bf16_batch():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.zeros((0, 64), ml_dtypes.bfloat16)
+    w = np.zeros((4, 32, 64), ml_dtypes.bfloat16)
+    out = ggnp.grouped_mm(x, w, np.zeros(4, np.int32))
+    assert out.shape == (0, 32) and out.dtype == ml_dtypes.bfloat16
+
+
 @pytest.mark.parametrize("w_layout", ["nk", "kn"])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_ragged_m_per_expert_weights(w_layout, transposed):
