@@ -15,10 +15,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 def floor_ms(rows: int, used_groups: int, n: int, k: int, pass_name: str,
              rates: Dict[str, float]) -> float:
-    """The roofline floor (DESIGN §6) of the up-projection y = x @ w[g]^T of
-    `rows` bf16 rows over `used_groups` non-empty experts: max(FLOPs / the
-    dense rate, bytes / the copy rate), bytes counting every input and output
-    once; "fwd+bwd" adds dgrad and wgrad."""
+    """The roofline floor (docs/DESIGN.md, "Performance method") of the
+    up-projection y = x @ w[g]^T of `rows` bf16 rows over `used_groups`
+    non-empty experts: max(FLOPs / the dense rate, bytes / the copy rate),
+    bytes counting every input and output once; "fwd+bwd" adds dgrad and
+    wgrad."""
     x_bytes, y_bytes, w_bytes = 2 * rows * k, 2 * rows * n, 2 * used_groups * n * k
     flops = 2 * rows * n * k
     moved = x_bytes + w_bytes + y_bytes

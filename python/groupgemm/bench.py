@@ -26,13 +26,16 @@ drift over a measurement falls on both alike; the loop and the dense product
 are timed alone. Before timing, each case's groupgemm result is checked
 against the loop's.
 
-Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the dense
-bf16 rate of an 8192^3 torch.mm, bytes / the bandwidth of a large
-device-to-device copy), both measured in this run; bytes count each input
-and output once, weights of non-empty groups only. Output: a table of
-milliseconds, ratios to groupgemm and efficiencies; --json writes every
-figure; --png draws the efficiencies as bar charts.
+Roofline efficiency (docs/DESIGN.md, "Performance method") = floor / time,
+floor = max(FLOPs / the dense bf16 rate of an 8192^3 torch.mm, bytes / the
+bandwidth of a large device-to-device copy), both measured in this run;
+bytes count each input and output once, weights of non-empty groups only.
+Output: a table of milliseconds, ratios to groupgemm and efficiencies;
+--json writes every figure; --png draws the efficiencies as bar charts.
+Without torch, --help still works; a run says what to install.
 """
+
+from __future__ import annotations  # annotations name torch, which --help does without
 
 import argparse
 import statistics
@@ -41,10 +44,17 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-import torch
+from . import _bench_report, _optional, presets
 
-from . import _bench_report, presets
-from . import torch as ggt
+PROG = "python -m groupgemm.bench"
+try:
+    import torch
+
+    from . import torch as ggt
+except ModuleNotFoundError as error:
+    if _optional.missing_framework(error) != "torch":
+        raise
+    torch = ggt = _optional.Absent(PROG, "torch")  # main() says what to install
 
 METHODS = ("groupgemm", "torch._grouped_mm", "loop", "dense")
 IN_TURN = ("groupgemm", "torch._grouped_mm")  # timed call by call in turn (measure)
@@ -268,7 +278,7 @@ def measure(case: Case, pass_name: str, launch: str, args) -> Dict[str, Optional
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m groupgemm.bench", description=__doc__.split("\n\n")[0]
+        prog=PROG, description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--presets",
@@ -373,6 +383,8 @@ def problems(args):
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
+    if _optional.report_missing(PROG, "torch"):
+        return 1
     if not torch.cuda.is_available():
         print("groupgemm.bench needs a CUDA GPU", file=sys.stderr)
         return 1
@@ -395,7 +407,7 @@ def main(argv=None) -> int:
     _bench_report.print_table(records, METHODS)
     if args.json:
         _bench_report.write_json(args.json, device, {"torch": torch.__version__},
-                                 " ".join(["python -m groupgemm.bench"] + argv),
+                                 " ".join([PROG] + argv),
                                  rates, records)
     if args.png:
         _bench_report.draw_png(records, METHODS, args.png)

@@ -9,7 +9,7 @@ token groups), scale, cast, for both the input and its transpose. Times are
 medians of CUDA events, after --warm-ms of the same work (as
 groupgemm.bench times), each method alone rather than in turn: torch's
 path allocates and frees gigabytes of fp32 temporaries a call, which in
-turn would stand between our calls (docs/PERF.md). The bandwidth counts
+turn would stand between our calls. The bandwidth counts
 the bytes that must move (input once, every output once) and is also
 given as a fraction of the device-to-device copy bandwidth measured in the
 same run. With --power-seconds S, each of our calls (and the copy) also
@@ -22,15 +22,22 @@ The torch path covers the fp8 formats: current scaling per group
 columnwise blocks along tokens computed on a zero-padded per-group layout
 would need host sizes, so the torch path blocks the transposed copy along
 tokens without restarting at group starts: a lower bound on its work).
+Without torch, --help still works; a run says what to install.
 """
 
 import argparse
 import sys
 
-import torch
-
-from . import presets
+from . import _optional, presets
 from .bench import time_ms, warm_ms_value
+
+PROG = "python -m groupgemm.bench_quantize"
+try:
+    import torch
+except ModuleNotFoundError as error:
+    if _optional.missing_framework(error) != "torch":
+        raise
+    torch = _optional.Absent(PROG, "torch")  # main() says what to install
 
 FORMATS = ("fp8_e4m3_group", "fp8_e4m3_1x128", "mxfp8_e4m3", "nvfp4_group")
 FP8_MAX = 448.0
@@ -80,7 +87,7 @@ def output_bytes(fmt: str, tokens: int, hidden: int, groups: int) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--presets", default="deepseek-v3,qwen3-30b-a3b")
     parser.add_argument("--tokens", default="16384,65536,131072")
     parser.add_argument("--formats", default=",".join(FORMATS))
@@ -92,6 +99,8 @@ def main(argv=None) -> int:
                         help="also read power and clock over this long a run of each call "
                         "(needs nvidia-ml-py; default 0: not read)")
     args = parser.parse_args(argv)
+    if _optional.report_missing(PROG, "torch"):
+        return 1
     if not torch.cuda.is_available():
         print("bench_quantize: no CUDA GPU; nothing to time", file=sys.stderr)
         return 0

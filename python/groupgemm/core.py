@@ -5,7 +5,8 @@ Operand: an address, an element type, a shape and strides in elements, the
 device it lives on and the argument name to use in messages. This module
 checks what the host can see, in the caller's own vocabulary ("w: expected
 [G, N, K] ..."), then builds the gg_gemm_desc; the C library validates again
-and owns every rule about formats and paths.
+and owns every rule about formats and paths, and its messages, which name
+descriptor fields, are reported in the same vocabulary (_c_names).
 
 Checking and building are separate steps: the checks only compare shapes,
 strides and devices, so torch's fake (meta) kernels run the very same checks
@@ -24,7 +25,7 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import _capi
+from . import _c_names, _capi
 from ._capi import (
     BlockScaling,
     DeviceFlag,
@@ -36,6 +37,7 @@ from ._capi import (
     Path,
     ScaleExtent,
 )
+from .errors import GroupGemmError
 
 
 @dataclass(frozen=True)
@@ -92,12 +94,14 @@ def _require_device(operand: Optional[Operand], device: str, what: str = "the da
 def _c_strides(operand: Operand) -> Tuple[int, ...]:
     """Strides as the C API reads them. The stride of a dimension of extent 0
     or 1 is never used, and a zero stride means "packed" in C, so both become
-    the packed stride; a zero (broadcast) or negative stride elsewhere cannot
-    be expressed."""
+    the packed stride, as do all strides of an operand with no elements,
+    which address nothing (numpy gives an empty array zero strides); a zero
+    (broadcast) or negative stride elsewhere cannot be expressed."""
     strides = []
     packed = 1
+    empty = 0 in operand.shape
     for extent, stride in zip(reversed(operand.shape), reversed(operand.strides)):
-        if extent <= 1:
+        if extent <= 1 or empty:
             stride = packed
         elif stride <= 0:
             raise ValueError(
@@ -323,6 +327,15 @@ def _fill_scalar(target: _capi.Scalar, value: Scalar) -> None:
         target.per_group = None
 
 
+def _c_name(operand: Operand, layout: Layout) -> str:
+    """The name of an operand's C view in messages: ^T where it is the transpose (_fill)."""
+    return operand.name + ("^T" if layout == Layout.T else "")
+
+
+def _scalar_name(value: Scalar, default: str) -> str:
+    return value.name if isinstance(value, Operand) else default
+
+
 def path_for(device: str) -> Path:
     """The reference reads host memory; data on a GPU goes to the fastest GPU path."""
     return Path.REFERENCE if device == "cpu" else Path.AUTO
@@ -367,6 +380,16 @@ def ragged_m(
     _fill_scalar(desc.beta, beta)
     desc.path = path_for(x.device) if path is None else path
     desc.flags = GemmFlag.ZERO_UNUSED_ROWS if zero_unused_rows else 0
+    _c_names.record(
+        desc,
+        lhs=x.name,
+        rhs=_c_name(w, stored),
+        out=out.name,
+        bias=None if bias is None else bias.name,
+        group_sizes=group_sizes.name,
+        alpha=_scalar_name(alpha, "alpha"),
+        beta=_scalar_name(beta, "beta"),
+    )
     return desc
 
 
@@ -397,6 +420,15 @@ def ragged_k(
     _fill_scalar(desc.alpha, alpha)
     _fill_scalar(desc.beta, beta)
     desc.path = path_for(a.device) if path is None else path
+    _c_names.record(
+        desc,
+        lhs=_c_name(a, desc.lhs_layout),
+        rhs=_c_name(b, desc.rhs_layout),
+        out=out.name,
+        group_sizes=group_sizes.name,
+        alpha=_scalar_name(alpha, "alpha"),
+        beta=_scalar_name(beta, "beta"),
+    )
     return desc
 
 
@@ -418,6 +450,7 @@ def retargeted(
     value) and retargets for each launch; the library validates every
     launch's descriptor again, addresses included."""
     desc = _capi.GemmDesc.from_buffer_copy(template)
+    _c_names.carry_over(template, desc)
     desc.lhs.data = lhs or None
     desc.rhs.data = rhs or None
     desc.out.data = out or None
@@ -668,6 +701,14 @@ def grouped_quantize(
         _point_output(target, (output.data, output.block_scales, output.scale))
     desc.amax = _float_pointer(amax)
     desc.path = path_for(x.device) if path is None else path
+    _c_names.record(
+        desc,
+        input=x.name,
+        group_sizes=None if stacked else group_sizes.name,
+        rowwise="rowwise",
+        columnwise="columnwise",
+        amax="amax",
+    )
     return desc
 
 
@@ -685,6 +726,7 @@ def quantize_retargeted(
     template has (None for one it has not). As with retargeted, the library
     validates every launch's descriptor again."""
     desc = _capi.QuantizeDesc.from_buffer_copy(template)
+    _c_names.carry_over(template, desc)
     desc.input.data = x or None
     desc.group_sizes.sizes = group_sizes or None
     for target, addresses in ((desc.rowwise, rowwise), (desc.columnwise, columnwise)):
@@ -699,6 +741,15 @@ def quantize_retargeted(
 Desc = Union[_capi.GemmDesc, _capi.QuantizeDesc]
 
 
+def _call(name: str, desc: Desc, *args) -> None:
+    """_capi.call on a descriptor, its failure reported in the arguments'
+    names rather than the descriptor's fields (_c_names)."""
+    try:
+        _capi.call(name, desc, *args)
+    except GroupGemmError as error:
+        raise type(error)(_c_names.translated(str(error), desc)) from None
+
+
 def workspace_size(desc: Desc) -> int:
     """Bytes of workspace the launch needs (the library validates the descriptor)."""
     size = ctypes.c_size_t(0)
@@ -707,14 +758,14 @@ def workspace_size(desc: Desc) -> int:
         if isinstance(desc, _capi.QuantizeDesc)
         else "gg_grouped_gemm_workspace_size"
     )
-    _capi.call(name, desc, ctypes.byref(size))
+    _call(name, desc, ctypes.byref(size))
     return size.value
 
 
 def launch(desc: Desc, workspace: int, workspace_bytes: int, stream: int = 0) -> None:
     """Runs the product (or quantize) on `stream` (a cudaStream_t address; 0: the default stream)."""
     name = "gg_grouped_quantize" if isinstance(desc, _capi.QuantizeDesc) else "gg_grouped_gemm"
-    _capi.call(name, desc, workspace or None, workspace_bytes, stream or None)
+    _call(name, desc, workspace or None, workspace_bytes, stream or None)
 
 
 def check(workspace: int, path: Path, stream: int = 0) -> DeviceFlag:

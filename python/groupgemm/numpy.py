@@ -11,8 +11,13 @@ zero-filled (rows past the last group are never written), ragged-K outputs
 are fully written by the product. Experts kept as separate matrices are
 passed as lists of G arrays: the weights of grouped_mm, the outputs of
 ragged_k_mm (per-expert gradients, accumulated with beta = 1). Each thread
-gets its own zero-filled workspace, grown on demand; check() reads its
-device-side error flags.
+gets its own zero-filled workspace, grown on demand.
+
+Group sizes are host arrays here, so unlike the GPU front ends (which never
+read them on the host, and whose bad sizes the library clamps and reports
+through the workspace's flags) the products read them first: a negative
+size, or sizes summing past M, raise ValueError. Operands are bfloat16,
+float16 or fp8; the output may be float32.
 """
 
 import threading
@@ -32,6 +37,9 @@ _ELEMENT_TYPES = {
     "int32": IndexType.INT32,
     "int64": IndexType.INT64,
 }
+
+# Element types of the products' operands (x and w, a and b), by dtype name.
+_OPERAND_TYPES = ("bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
 
 ArrayScalar = Union[float, np.ndarray]
 
@@ -114,6 +122,38 @@ def _or_default(workspace: Optional[HostWorkspace]) -> HostWorkspace:
     return default_workspace() if workspace is None else workspace
 
 
+def _require_operands(first_name: str, first, second_name: str, second: Matrices) -> None:
+    """Raises TypeError naming an operand of a type no product takes, with
+    the cast that makes it one (float32 data: bfloat16 operands, a float32
+    output). Of a list of matrices, the first stands for all (the others
+    must have its type: core.expert_matrices)."""
+    checked_name = second_name
+    if isinstance(second, (list, tuple)) and second:
+        checked_name, second = "%s[0]" % second_name, second[0]
+    for name, array in ((first_name, first), (checked_name, second)):
+        dtype = getattr(array, "dtype", None)
+        if dtype is not None and dtype.name not in _OPERAND_TYPES:
+            raise TypeError(
+                "%s: dtype %s is not supported for operands (bfloat16, float16, float8_e4m3fn or "
+                "float8_e5m2); cast %s and %s to ml_dtypes.bfloat16 and pass out_dtype=np.float32 "
+                "for a float32 result" % (name, dtype.name, first_name, second_name)
+            )
+
+
+def _require_sizes_within(group_sizes: np.ndarray, rows: int, what: str) -> None:
+    """Raises ValueError naming group_sizes where a size is negative or the
+    sizes sum past `rows`, the M of `what`: the host can read these sizes."""
+    total = 0
+    for g, size in enumerate(int(size) for size in group_sizes):
+        if size < 0:
+            raise ValueError("group_sizes: group %d has size %d; sizes must be >= 0" % (g, size))
+        total += size
+    if total > rows:
+        raise ValueError(
+            "group_sizes: the sizes sum to %d, past M = %d (the rows of %s)" % (total, rows, what)
+        )
+
+
 def _scalar(name: str, value: ArrayScalar):
     return operand(name, value) if isinstance(value, np.ndarray) else float(value)
 
@@ -148,8 +188,10 @@ def grouped_mm(
     x [M, K]; w [G, N, K] for w_layout "nk" (nn.Linear layout) or [G, K, N]
     for "kn", or a list of the G expert matrices ([N, K] or [K, N], of one
     shape, type and strides); group_sizes int32/int64 [G] with sum <= M.
-    Returns out [M, N] (dtype out_dtype, default x's).
+    Returns out [M, N] (dtype out_dtype, default x's). Raises ValueError
+    where a group size is negative or the sizes sum past M.
     """
+    _require_operands("x", x, "w", w)
     x_view = operand("x", x)
     w_view, _w_addresses = matrices_operand("w", w)
     shape = core.ragged_m_out_shape(x_view, w_view, w_layout)
@@ -164,6 +206,7 @@ def grouped_mm(
         alpha=_scalar("alpha", alpha),
         beta=_scalar("beta", beta),
     )
+    _require_sizes_within(group_sizes, x.shape[0], "x")
     _or_default(workspace).run(desc)
     return out
 
@@ -184,7 +227,9 @@ def ragged_k_mm(
     a [M, P]; b [M, Q]; group_sizes int32/int64 [G]. Returns out [G, P, Q]
     (dtype out_dtype, default a's); a group of size 0 gets beta * out[g].
     out= may be a list of G separate [P, Q] matrices (per-expert gradients).
+    Raises ValueError where a group size is negative or the sizes sum past M.
     """
+    _require_operands("a", a, "b", b)
     a_view, b_view, sizes_view = (
         operand("a", a),
         operand("b", b),
@@ -201,11 +246,14 @@ def ragged_k_mm(
         alpha=_scalar("alpha", alpha),
         beta=_scalar("beta", beta),
     )
+    _require_sizes_within(group_sizes, a.shape[0], "a and b")
     _or_default(workspace).run(desc)
     return out
 
 
 def check(workspace: Optional[HostWorkspace] = None) -> DeviceFlag:
     """Reads and clears the device-side error flags of `workspace` (default:
-    this thread's): non-zero when group sizes were negative or overflowed."""
+    this thread's): non-zero when group sizes were negative or overflowed,
+    which only a descriptor built with groupgemm.core and run by
+    HostWorkspace.run can have (the products here refuse such sizes)."""
     return _or_default(workspace).check()

@@ -6,10 +6,12 @@ fp16/bf16 outputs), so those cases compare bit for bit; random inputs are
 compared within a bound derived from the accumulation's rounding.
 """
 
+import re
+
 import numpy as np
 import pytest
 
-from groupgemm import DeviceFlag, GroupGemmError
+from groupgemm import DeviceFlag, GroupGemmError, core
 from groupgemm import numpy as ggnp
 
 pytestmark = pytest.mark.usefixtures("lib")
@@ -190,6 +192,64 @@ def test_ragged_k_reads_column_major_operands_in_place():
     np.testing.assert_array_equal(out, expected_ragged_k(a, b, SIZES, np.zeros(out.shape)))
 
 
+# Empty dimensions, as a framework's empty arrays come (numpy 2 gives them
+# zero strides): (M, K, N, sizes) and (M, P, Q, sizes).
+EMPTY_RAGGED_M = [
+    (0, 16, 8, [0, 0, 0]),  # M = 0
+    (12, 16, 0, [3, 0, 5]),  # N = 0
+    (12, 0, 8, [3, 0, 5]),  # K = 0: the groups' rows are beta * out + bias
+    (12, 16, 8, [0, 0, 0]),  # every group empty: out is untouched
+]
+EMPTY_RAGGED_K = [
+    (0, 16, 8, [0, 0, 0]),  # M = 0: every group empty
+    (12, 0, 8, [3, 0, 5]),  # P = 0
+    (12, 16, 0, [3, 0, 5]),  # Q = 0
+    (12, 16, 8, [0, 0, 0]),  # every group empty: out[g] = beta * out[g]
+]
+
+
+@pytest.mark.parametrize("m, k, n, sizes", EMPTY_RAGGED_M)
+@pytest.mark.parametrize("w_layout", ["nk", "kn"])
+def test_ragged_m_empty_dimensions(m, k, n, sizes, w_layout):
+    rng = np.random.default_rng(14)
+    x = small_integers(rng, (m, k), np.float16)
+    w = weights(rng, len(sizes), k, n, w_layout, np.float16)
+    group_sizes = np.array(sizes, np.int32)
+    out = ggnp.grouped_mm(x, w, group_sizes, w_layout=w_layout, out_dtype=np.float32)
+    assert out.shape == (m, n) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected_ragged_m(x, w, sizes, w_layout, np.zeros((m, n))))
+    bias = small_integers(rng, (len(sizes), n), np.float32)
+    start = small_integers(rng, (m, n), np.float32)
+    out = start.copy()
+    ggnp.grouped_mm(x, w, group_sizes, w_layout=w_layout, bias=bias, beta=0.5, out=out)
+    np.testing.assert_array_equal(
+        out, expected_ragged_m(x, w, sizes, w_layout, start, beta=0.5, bias=bias)
+    )
+
+
+@pytest.mark.parametrize("m, p, q, sizes", EMPTY_RAGGED_K)
+def test_ragged_k_empty_dimensions(m, p, q, sizes):
+    rng = np.random.default_rng(15)
+    a = small_integers(rng, (m, p), np.float16)
+    b = small_integers(rng, (m, q), np.float16)
+    group_sizes = np.array(sizes, np.int64)
+    out = ggnp.ragged_k_mm(a, b, group_sizes, out_dtype=np.float32)  # allocated uninitialized
+    assert out.shape == (len(sizes), p, q) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected_ragged_k(a, b, sizes, np.zeros(out.shape)))
+    start = small_integers(rng, (len(sizes), p, q), np.float32)
+    out = start.copy()
+    ggnp.ragged_k_mm(a, b, group_sizes, alpha=2.0, beta=0.5, out=out)
+    np.testing.assert_array_equal(out, expected_ragged_k(a, b, sizes, start, 2.0, 0.5))
+
+
+def test_an_empty_bf16_batch():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.zeros((0, 64), ml_dtypes.bfloat16)
+    w = np.zeros((4, 32, 64), ml_dtypes.bfloat16)
+    out = ggnp.grouped_mm(x, w, np.zeros(4, np.int32))
+    assert out.shape == (0, 32) and out.dtype == ml_dtypes.bfloat16
+
+
 @pytest.mark.parametrize("w_layout", ["nk", "kn"])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_ragged_m_per_expert_weights(w_layout, transposed):
@@ -243,18 +303,46 @@ def test_bad_per_expert_weights_raise_naming_the_matrix(experts, error, names):
     assert names in str(raised.value)
 
 
-def test_bad_sizes_are_clamped_and_reported_by_check():
+@pytest.mark.parametrize(
+    "sizes, message",
+    [
+        ([3, -1, 2], "group_sizes: group 1 has size -1; sizes must be >= 0"),
+        ([5, 9], "group_sizes: the sizes sum to 14, past M = 10"),
+    ],
+)
+def test_bad_host_sizes_raise_naming_group_sizes(sizes, message):
+    rng = np.random.default_rng(11)
+    x, b = small_integers(rng, (10, 8), np.float16), small_integers(rng, (10, 4), np.float16)
+    w = weights(rng, len(sizes), 8, 8, "nk", np.float16)
+    out = np.full((10, 8), np.nan, np.float32)
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        ggnp.grouped_mm(x, w, np.array(sizes, np.int32), out=out)
+    assert np.all(np.isnan(out))  # refused before the launch
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        ggnp.ragged_k_mm(x, b, np.array(sizes, np.int64))
+
+
+def test_bad_sizes_of_a_core_descriptor_are_clamped_and_reported_by_check():
+    # The library's own rule, for sizes the host does not read (the GPU
+    # front ends'): here a descriptor built with core and run directly.
     rng = np.random.default_rng(11)
     workspace = ggnp.HostWorkspace()
     x = small_integers(rng, (10, 8), np.float16)
     w = weights(rng, 2, 8, 8, "nk", np.float16)
+
+    def run(sizes):
+        out = np.zeros((10, 8), np.float32)
+        group_sizes = np.array(sizes, np.int32)
+        views = (ggnp.operand(name, array) for name, array in
+                 (("x", x), ("w", w), ("out", out), ("group_sizes", group_sizes)))
+        workspace.run(core.ragged_m(*views))
+        return out
+
     assert ggnp.check(workspace) == 0
-    ggnp.grouped_mm(x, w, np.array([-1, 3], np.int32), workspace=workspace)
+    run([-1, 3])
     assert ggnp.check(workspace) == DeviceFlag.NEGATIVE_SIZE
     assert ggnp.check(workspace) == 0  # read and cleared
-    out = ggnp.grouped_mm(
-        x, w, np.array([5, 9], np.int32), out_dtype=np.float32, workspace=workspace
-    )
+    out = run([5, 9])
     assert ggnp.check(workspace) == DeviceFlag.SIZES_EXCEED_ROWS
     # The second group is cut at M: rows 5..9.
     np.testing.assert_array_equal(out, expected_ragged_m(x, w, [5, 5], "nk", np.zeros((10, 8))))
@@ -298,7 +386,8 @@ def _ragged_m_args(**changes):
             ValueError,
             "group_sizes: must be contiguous",
         ),
-        (dict(x=np.zeros((12, 16), np.int8)), TypeError, "x: unsupported element type int8"),
+        (dict(x=np.zeros((12, 16), np.int8)), TypeError, "x: dtype int8 is not supported"),
+        (dict(out=np.zeros((12, 8), np.int8)), TypeError, "out: unsupported element type int8"),
         (dict(x=[[1.0]]), TypeError, "x: expected a numpy array"),
         (dict(w_layout="kk"), ValueError, "w_layout: expected 'nk' or 'kn'"),
         (dict(beta=1.0), ValueError, "beta: accumulating (beta != 0) needs out="),
@@ -310,6 +399,11 @@ def _ragged_m_args(**changes):
             "alpha: expected a contiguous fp32 array [G]",
         ),
         (dict(alpha=np.ones(4, np.float64)), TypeError, "alpha: unsupported element type float64"),
+        (
+            dict(group_sizes=np.array([3, 0, 5, 5], np.int32)),
+            ValueError,
+            "group_sizes: the sizes sum to 13, past M = 12 (the rows of x)",
+        ),
     ],
 )
 def test_bad_arguments_raise_naming_the_argument(changes, error, names):
@@ -338,9 +432,41 @@ def test_bad_ragged_k_arguments_raise_naming_the_argument(changes, names):
     assert names in str(raised.value)
 
 
-def test_library_rejections_carry_its_message():
+def test_library_rejections_carry_its_message_in_argument_names():
     # fp8 output is not an output format; the Python layer leaves formats to the library.
     ml_dtypes = pytest.importorskip("ml_dtypes")
     with pytest.raises(GroupGemmError) as raised:
         ggnp.grouped_mm(**_ragged_m_args(), out_dtype=ml_dtypes.float8_e4m3fn)
-    assert "out" in str(raised.value)
+    assert str(raised.value).startswith("INVALID_ARGUMENT: out")
+    assert "desc->" not in str(raised.value)
+
+
+def test_library_rejections_name_a_transposed_operand_as_read():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = np.zeros((16, 12), ml_dtypes.bfloat16).T  # [M, P] read as its transpose in place
+    b = np.zeros((12, 8), np.float16)
+    with pytest.raises(GroupGemmError, match=re.escape("a^T (bf16) x b (fp16): operands of")):
+        ggnp.ragged_k_mm(a, b, np.array(SIZES, np.int32))
+
+
+@pytest.mark.parametrize("product", ["grouped_mm", "ragged_k_mm"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wide_float_operands_raise_suggesting_the_cast(product, dtype):
+    first, second = ("x", "w") if product == "grouped_mm" else ("a", "b")
+    args = _ragged_m_args() if product == "grouped_mm" else dict(
+        a=np.zeros((12, 16), np.float16), b=np.zeros((12, 8), np.float16),
+        group_sizes=np.array(SIZES, np.int32))
+    args[first] = args[first].astype(dtype)
+    args[second] = args[second].astype(dtype)
+    with pytest.raises(TypeError) as raised:
+        getattr(ggnp, product)(**args)
+    message = str(raised.value)
+    assert message.startswith("%s: dtype %s is not supported" % (first, np.dtype(dtype).name))
+    assert "cast %s and %s to ml_dtypes.bfloat16 and pass out_dtype=np.float32" % (
+        first, second) in message
+
+
+def test_a_wide_float_weight_list_is_named():
+    experts = [np.zeros((8, 16), np.float32)] * 4
+    with pytest.raises(TypeError, match=re.escape("w[0]: dtype float32 is not supported")):
+        ggnp.grouped_mm(**_ragged_m_args(w=experts))

@@ -1,4 +1,5 @@
-"""The benchmark's MoE problems: preset shapes and routing rules (DESIGN §6)."""
+"""The benchmark's MoE problems: preset shapes and routing rules (docs/DESIGN.md,
+"Performance method")."""
 
 import pytest
 

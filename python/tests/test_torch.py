@@ -504,7 +504,12 @@ def _bad_cases(device):
     x, w, bias, sizes = make(device)
     cases = [
         (dict(w=w.float()), TypeError, "w: dtype torch.float32 differs from x's"),
-        (dict(x=x.float(), w=w.float()), TypeError, "x: dtype torch.float32 is not supported"),
+        (
+            dict(x=x.float(), w=w.float()),
+            TypeError,
+            "x: dtype torch.float32 is not supported (bfloat16 or float16); cast x and w to "
+            "torch.bfloat16 and pass out_dtype=torch.float32",
+        ),
         (dict(w=w[:5]), ValueError, "w: has 5 groups"),
         (dict(w=w[:, :, :31]), ValueError, "w: K = 31"),
         (dict(x=x.t().contiguous().t()), ValueError, "x: the last dimension must be contiguous"),

@@ -17,15 +17,23 @@ reference. They work under jit, grad (the products) and vmap-free code,
 with int32 group sizes and without jax_enable_x64. Shape, dtype and format
 errors are raised while tracing, naming the argument.
 
-Importing groupgemm does not import this module, nor jax.
+Importing groupgemm does not import this module, nor jax. Without jax this
+module still imports (so that `python -m groupgemm.jax.bench --help` works),
+and each function raises ModuleNotFoundError saying what to install.
 """
 
 import numpy as np
 
-from .. import core
+from .. import _optional, core
 from .._capi import DeviceFlag
 from ..core import Quantized, QuantizedTensor
-from . import _ops
+
+try:
+    from . import _ops
+except ModuleNotFoundError as error:
+    if _optional.missing_framework(error) != "jax":
+        raise
+    _ops = _optional.Absent("groupgemm.jax", "jax")
 
 
 def ragged_dot(

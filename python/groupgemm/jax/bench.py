@@ -67,14 +67,15 @@ kernel on the same data). After each pass is timed, the outputs of the two
 groupgemm methods are compared again, both passes, through a checksum of
 their bits.
 
-Roofline efficiency (DESIGN §6) = floor / time, floor = max(FLOPs / the
-dense bf16 rate of an 8192^3 jnp.dot, bytes / the bandwidth of a large
-elementwise copy), both measured in this run; bytes count each input and
-output once, weights of non-empty groups only. Output: the same table as
-python -m groupgemm.bench, plus the FFI / C API column; --json writes every
-figure ("ffi_over_c_api" per record, and each method's samples). With JAX
-on the CPU (the tests), both groupgemm methods run the library's reference
-path.
+Roofline efficiency (docs/DESIGN.md, "Performance method") = floor / time,
+floor = max(FLOPs / the dense bf16 rate of an 8192^3 jnp.dot, bytes / the
+bandwidth of a large elementwise copy), both measured in this run; bytes
+count each input and output once, weights of non-empty groups only.
+Output: the same table as python -m groupgemm.bench, plus the FFI / C API
+column; --json writes every figure ("ffi_over_c_api" per record, and each
+method's samples). With JAX on the CPU (the tests), both groupgemm methods
+run the library's reference path. Without jax, --help still works; a run
+says what to install.
 """
 
 import argparse
@@ -88,12 +89,20 @@ import sys
 import time
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from .. import _bench_report, _capi, core, presets
-from . import _ops, ragged_dot
+from .. import _bench_report, _capi, _optional, core, presets
+
+PROG = "python -m groupgemm.jax.bench"
+try:
+    import jax
+    import jax.numpy as jnp
+
+    from . import _ops, ragged_dot
+except ModuleNotFoundError as error:
+    if _optional.missing_framework(error) != "jax":
+        raise
+    jax = jnp = _ops = ragged_dot = _optional.Absent(PROG, "jax")  # main() says what to install
 
 FFI, C_API, PEER = METHODS = ("groupgemm", "groupgemm C API", "jax.lax.ragged_dot")
 # Table columns (heading, numerator, denominator): a ratio above 1 means the
@@ -319,8 +328,10 @@ def warm_up(run: Callable[[], object], wait: Callable[[object], object], warmup:
 
 
 def time_ms(run: Callable[[], object], warmup: int, reps: int,
-            wait: Callable[[object], object] = jax.block_until_ready) -> float:
-    """Median ms per call over `reps` reps of one method, after warm_up."""
+            wait: Optional[Callable[[object], object]] = None) -> float:
+    """Median ms per call over `reps` reps of one method, after warm_up;
+    `wait` defaults to jax.block_until_ready."""
+    wait = jax.block_until_ready if wait is None else wait
     inner = warm_up(run, wait, warmup)
     return 1e3 * statistics.median(run_rep(run, wait, inner) for _ in range(reps))
 
@@ -347,10 +358,13 @@ def _bits(array):
     return jax.lax.bitcast_convert_type(array, unsigned)
 
 
-@jax.jit
-def _checksum(arrays):
+def _checksum(arrays) -> int:
     """A uint32 of the bits of `arrays`, each element weighted by its position
     (a transposed or shifted result changes it), reduced without a copy."""
+    return int(jax.jit(_weighted_bits)(arrays))
+
+
+def _weighted_bits(arrays):
     total = jnp.uint32(0)
     for array in arrays:
         bits = _bits(array).reshape(array.shape[0], -1).astype(jnp.uint32)
@@ -425,7 +439,7 @@ def measure(case: Case, pass_name: str, method: str, args,
     try:
         with prepared(case, method, pass_name) as (run, wait):
             ms = time_ms(run, args.warmup, args.reps, wait)
-            bits = int(_checksum(jax.tree_util.tree_leaves(wait(run())))) if checksum else None
+            bits = _checksum(jax.tree_util.tree_leaves(wait(run()))) if checksum else None
         return ms, bits
     except Exception as e:  # noqa: BLE001 (XlaRuntimeError: out of memory and the like)
         print("  %s %s: %s" % (method, pass_name, _first_line(e)), file=sys.stderr)
@@ -461,7 +475,7 @@ def measure_groupgemm(case: Case, pass_name: str, args) -> Tuple[Dict, Dict]:
                 samples[method].append(1e3 * run_rep(run, wait, inner))
                 if len(samples[method]) == args.reps:
                     outputs = jax.tree_util.tree_leaves(wait(run()))
-                    checksums[method] = int(_checksum(outputs))
+                    checksums[method] = _checksum(outputs)
         except Exception as e:  # noqa: BLE001 (XlaRuntimeError: out of memory and the like)
             print("  %s %s: %s" % (method, pass_name, _first_line(e)), file=sys.stderr)
             samples[method] = None
@@ -505,7 +519,7 @@ def _split(text: str) -> List[str]:
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m groupgemm.jax.bench",
+    parser = argparse.ArgumentParser(prog=PROG,
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--presets", default=",".join(p.name for p in presets.PRESETS),
                         help="comma-separated preset names (default: all)")
@@ -536,6 +550,8 @@ def _gpu():
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
+    if _optional.report_missing(PROG, "jax"):
+        return 1
     unknown = [m for m in _split(args.methods) if m not in METHODS]
     if unknown:
         print("--methods: unknown %s; known: %s" % (", ".join(unknown), ", ".join(METHODS)),
@@ -577,7 +593,7 @@ def main(argv=None) -> int:
     _bench_report.print_table(records, METHODS, RATIOS)
     if args.json:
         _bench_report.write_json(args.json, gpu.device_kind, {"jax": jax.__version__},
-                                 " ".join(["python -m groupgemm.jax.bench"] + argv),
+                                 " ".join([PROG] + argv),
                                  rates, records)
     return 0
 

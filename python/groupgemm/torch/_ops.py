@@ -48,7 +48,9 @@ def _check_operand_dtypes(
 ) -> None:
     if first.dtype not in OPERAND_DTYPES:
         raise TypeError(
-            "%s: dtype %s is not supported (bfloat16 or float16)" % (first_name, first.dtype)
+            "%s: dtype %s is not supported (bfloat16 or float16); cast %s and %s to "
+            "torch.bfloat16 and pass out_dtype=torch.float32 for a float32 result"
+            % (first_name, first.dtype, first_name, second_name)
         )
     if second.dtype != first.dtype:
         raise TypeError(
