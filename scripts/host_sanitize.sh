@@ -13,7 +13,7 @@ build=${1:-build/host-sanitize}
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 configure_log=$(cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$flags") || { echo "$configure_log"; exit 1; }
+  -DCMAKE_SHARED_LINKER_FLAGS="$flags" "${compiler_launchers[@]}") || { echo "$configure_log"; exit 1; }
 # Every target a "cpu" test runs.
 cmake --build "$build" -j"$(nproc)" --target api_test test_reference test_plan formats_test \
   groupgemm groupgemm_cli
