@@ -41,8 +41,8 @@ if [ "$what" != tests ]; then
   step bench $build/src/cli/groupgemm bench "${bench_args[@]}"
   step torch_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench --png "$logs/torch_bench.png" --json "$logs/torch_bench.json"
-  step energy_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
-    python3 -m groupgemm.bench_energy
+  step energy_bench env GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 tools/bench_energy.py
   step quantize_bench $build/src/cli/groupgemm bench-quantize
   step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_quantize

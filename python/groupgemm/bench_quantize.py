@@ -13,7 +13,7 @@ turn would stand between our calls. The bandwidth counts
 the bytes that must move (input once, every output once) and is also
 given as a fraction of the device-to-device copy bandwidth measured in the
 same run. With --power-seconds S, each of our calls (and the copy) also
-runs for S seconds under bench_energy's meter, which adds its mean board
+runs for S seconds under an NVML meter, which adds its mean board
 power and SM clock: whether the quantizer is held by the power limit, as
 the GEMMs are, or by its instructions at the full clock.
 
@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     meter = None
     power_columns = ""
     if args.power_seconds > 0:
-        from .bench_energy import Meter
+        from ._power_meter import Meter
 
         meter = Meter()
         power_columns = " %6s %7s" % ("W", "SM MHz")

@@ -1,11 +1,17 @@
-"""The energy benchmark end to end on a small case (needs torch, NVML and a CUDA GPU)."""
+"""tools/bench_energy.py end to end on a small case (needs torch, NVML and a CUDA GPU)."""
+
+import importlib.util
+from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed")
 pytest.importorskip("pynvml", reason="nvidia-ml-py (pynvml) is not installed")
 
-from groupgemm import bench_energy  # noqa: E402
+_SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "bench_energy.py"
+_spec = importlib.util.spec_from_file_location("bench_energy", _SCRIPT)
+bench_energy = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_energy)
 
 pytestmark = [
     pytest.mark.usefixtures("lib"),

@@ -1,4 +1,4 @@
-"""scripts/skew_model.py: the models of skewed ragged-M and ragged-K products (CPU only)."""
+"""tools/skew_model.py: the models of skewed ragged-M and ragged-K products (CPU only)."""
 
 import importlib.util
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 from groupgemm import presets
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "skew_model.py"
+_SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "skew_model.py"
 _spec = importlib.util.spec_from_file_location("skew_model", _SCRIPT)
 skew_model = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(skew_model)

@@ -1,11 +1,12 @@
-"""python -m groupgemm.bench_energy: what a GPU at its power limit can do, beside our ops.
+"""tools/bench_energy.py: what a GPU at its power limit can do, beside our ops.
 
 Compute-bound work on an H100 or H200 runs at the board's power limit, where
 the clock, and so the matrix rate, is set by the energy each operation
 costs. A weight gradient must do its FLOPs and also write G weight-sized
 outputs; if the writes' energy comes out of the same budget, the two add up
-in time instead of overlapping, and no kernel reaches DESIGN §6's roofline,
-which takes the larger of the two times. This benchmark reads the GPU it
+in time instead of overlapping, and no kernel reaches the roofline of
+docs/DESIGN.md, "Performance method", which takes the larger of the two
+times. This benchmark reads the GPU it
 runs on and puts the op beside the floor that its power limit sets:
 
   alone       each workload run for --seconds after --warm-seconds of it:
@@ -45,75 +46,17 @@ stores.
 """
 
 import argparse
-import threading
+import sys
 import time
-from dataclasses import dataclass
-from typing import Callable, List
+from pathlib import Path
+from typing import Callable
 
 import torch
 
-from . import bench, presets
-from . import torch as ggt
-
-
-@dataclass
-class Reading:
-    name: str
-    calls: int
-    seconds: float
-    joules: float
-    sm_mhz: float
-    tflop: float = 0.0  # per call
-    gbytes: float = 0.0  # per call, the bytes its rate is quoted in
-
-    @property
-    def ms(self) -> float:
-        return 1e3 * self.seconds / max(self.calls, 1)
-
-    @property
-    def watts(self) -> float:
-        return self.joules / self.seconds
-
-
-class Meter:
-    """NVML's energy counter and SM clock of the current CUDA device."""
-
-    def __init__(self):
-        import pynvml  # nvidia-ml-py
-
-        self.nvml = pynvml
-        pynvml.nvmlInit()
-        self.handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
-        self.name = pynvml.nvmlDeviceGetName(self.handle)
-        self.limit_watts = pynvml.nvmlDeviceGetEnforcedPowerLimit(self.handle) / 1e3
-
-    def joules(self) -> float:
-        return self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle) / 1e3
-
-    def sm_mhz(self) -> int:
-        return self.nvml.nvmlDeviceGetClockInfo(self.handle, self.nvml.NVML_CLOCK_SM)
-
-    def read(self, name: str, fn: Callable[[], None], warm_s: float, seconds: float) -> Reading:
-        """Runs fn for warm_s, then for at least `seconds` while reading the
-        energy counter and sampling the clock every 20 ms."""
-        bench.keep_running(fn, 1e3 * warm_s)
-        clocks: List[int] = []
-        done = threading.Event()
-
-        def sample():
-            while not done.wait(0.02):
-                clocks.append(self.sm_mhz())
-
-        sampler = threading.Thread(target=sample)
-        torch.cuda.synchronize()
-        start_j, start = self.joules(), time.perf_counter()
-        sampler.start()
-        calls = bench.keep_running(fn, 1e3 * seconds)
-        elapsed = time.perf_counter() - start
-        joules = self.joules() - start_j
-        done.set()
-        sampler.join()
-        return Reading(name, calls, elapsed, joules, sum(clocks) / max(len(clocks), 1))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from groupgemm import bench, presets  # noqa: E402
+from groupgemm import torch as ggt  # noqa: E402
+from groupgemm._power_meter import Meter  # noqa: E402
 
 
 def together(mm: Callable[[], None], fill: Callable[[], None], fill_calls: int,
@@ -140,7 +83,7 @@ def together(mm: Callable[[], None], fill: Callable[[], None], fill_calls: int,
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m groupgemm.bench_energy",
+    parser = argparse.ArgumentParser(prog="tools/bench_energy.py",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="deepseek-v3",
                         help="one of " + ", ".join(p.name for p in presets.PRESETS))
@@ -227,7 +170,7 @@ def main(argv=None) -> int:
           f"{wgrad_write_gb:.2f} GB of output at the stream rate: {write_ms:.3f} ms")
     print(f"{'floor':<48} {'ms':>8} {'wgrad / floor':>14}")
     floors = [
-        ("roofline (DESIGN §6: the larger)",
+        ("roofline (docs/DESIGN.md: the larger)",
          max(compute_ms, wgrad.gbytes / (copy.gbytes / copy.ms))),
         (f"together: torch.mm of {mm_rows} rows + {fill_calls} fill_", together_ms),
         (f"model: compute + writes x {share:.2f}", compute_ms + write_ms * share),

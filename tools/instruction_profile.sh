@@ -3,10 +3,10 @@
 # Nsight Compute profiles the launches of the kernels whose names match
 # <regex> in one groupgemm command, with its source counters (executed
 # instructions and warp-state samples per SASS instruction); the report's
-# SASS source page goes to CSV, and scripts/sass_blocks.py prints the blocks
+# SASS source page goes to CSV, and tools/sass_blocks.py prints the blocks
 # that execute the most.
-#   scripts/instruction_profile.sh <groupgemm binary> <regex> <subcommand and arguments...>
-#   e.g. scripts/instruction_profile.sh build/release/src/cli/groupgemm quantize_kernel \
+#   tools/instruction_profile.sh <groupgemm binary> <regex> <subcommand and arguments...>
+#   e.g. tools/instruction_profile.sh build/release/src/cli/groupgemm quantize_kernel \
 #          bench-quantize --preset deepseek-v3 --tokens 65536 --iters 1 --warm-ms 0 --formats nvfp4_group
 # PROFILE_LAUNCHES (default 2) launches are profiled; NCU_ARGS go to the
 # profile (e.g. "--clock-control none": the GPU's own clock instead of the
@@ -16,8 +16,8 @@
 # (sass_blocks.py --against).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-binary=${1:?usage: scripts/instruction_profile.sh <groupgemm binary> <regex> <subcommand...>}
-regex=${2:?usage: scripts/instruction_profile.sh <groupgemm binary> <regex> <subcommand...>}
+binary=${1:?usage: tools/instruction_profile.sh <groupgemm binary> <regex> <subcommand...>}
+regex=${2:?usage: tools/instruction_profile.sh <groupgemm binary> <regex> <subcommand...>}
 shift 2
 [ $# -gt 0 ] || { echo "instruction_profile: no groupgemm command given" >&2; exit 2; }
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
@@ -31,4 +31,4 @@ read -r -a ncu_args <<< "${NCU_ARGS:-}"
   "$binary" "$@"
 "$ncu" -i "$report.ncu-rep" --page source --csv --print-source sass > "$report.csv"
 read -r -a extra <<< "${SASS_BLOCKS_ARGS:-}"
-python3 scripts/sass_blocks.py "$report.csv" "${extra[@]}"
+python3 tools/sass_blocks.py "$report.csv" "${extra[@]}"

@@ -10,10 +10,11 @@ those floors. Two bounds for what overlapping the groups could buy:
 "overlap", the larger of all bytes and all tiles' MMA, with today's tiles;
 "rows MMA", the same with every group of at most 64 rows costing MMA for
 its rows rounded up to 16 (a tile whose wgmma N dimension is the tokens).
-The roofline (DESIGN §6) counts each group's own FLOPs instead of its
-tiles'. Both rates are read from the bench's header. The bounds take the
-two rates as independent; at a power limit they are not: where the phases
-already run at the limit (an H200's skewed lists do, docs/PERF.md), the
+The roofline (docs/DESIGN.md, "Performance method") counts each group's
+own FLOPs instead of its tiles'. Both rates are read from the bench's
+header. The bounds take the two rates as independent; at a power limit
+they are not: where the phases already run at the limit (an H200's skewed
+lists do), the
 energy of every tile's MMA and every byte is spent whichever order they
 run in, and overlapping them buys only what it saves in energy.
 
@@ -30,8 +31,8 @@ Sizes are groupgemm.presets.route's, which split rows as the CLI does (the
 same sizes, in another order of the experts; no column here depends on that
 order).
 
-  scripts/skew_model.py <output of `groupgemm bench`> [--routing skewed]
-                        [--op fprop|dgrad|wgrad] [--sms 132]
+  tools/skew_model.py <output of `groupgemm bench`> [--routing skewed]
+                      [--op fprop|dgrad|wgrad] [--sms 132]
 """
 import argparse
 import math

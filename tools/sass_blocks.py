@@ -16,8 +16,8 @@ routing) is read too, and the blocks are listed by the instructions they
 added there: where a change of input costs. A block is then a run whose
 counts are equal in both.
 
-  scripts/sass_blocks.py <source.csv> [--kernel REGEX] [--launch N]
-                         [--against other.csv] [--top N]
+  tools/sass_blocks.py <source.csv> [--kernel REGEX] [--launch N]
+                       [--against other.csv] [--top N]
 """
 import argparse
 import csv

@@ -1,7 +1,9 @@
 """What operand data costs a GPU at its power limit (needs torch, NVML, a CUDA GPU).
 
-  PYTHONPATH=python GROUPGEMM_LIBRARY=<libgroupgemm.so> \
-    python3 scripts/operand_energy.py [preset:tokens:routing ...]
+  python3 tools/operand_energy.py [preset:tokens:routing ...]
+
+It imports groupgemm from this checkout's python/, which loads the library
+from GROUPGEMM_LIBRARY or else build/release/src/.
 
 Compute-bound work at the power limit runs at the clock its energy allows,
 and a tensor core's energy depends on the values it multiplies. Two parts:
@@ -19,19 +21,21 @@ and a tensor core's energy depends on the values it multiplies. Two parts:
             next group's tokens. Each spaced run is checked bit for bit
             against the packed product first.
 
-Each workload runs for 2 s after 1 s of warm-up (bench_energy's Meter): ms
+Each workload runs for 2 s after 1 s of warm-up (groupgemm._power_meter.Meter): ms
 a call, mean board power, mean SM clock, joules a call.
 """
 
 import math
 import sys
+from pathlib import Path
 
 import torch
 
-from groupgemm import bench, core, presets
-from groupgemm import torch as ggt
-from groupgemm.bench_energy import Meter
-from groupgemm.torch import _views, _workspace
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from groupgemm import bench, core, presets  # noqa: E402
+from groupgemm import torch as ggt  # noqa: E402
+from groupgemm._power_meter import Meter  # noqa: E402
+from groupgemm.torch import _views, _workspace  # noqa: E402
 
 
 def print_reading(label, r):
