@@ -209,6 +209,12 @@ std::vector<EdgeParam> edge_params() {
   return all;
 }
 
+std::string edge_param_name(const ::testing::TestParamInfo<EdgeParam>& param_info) {
+  const auto& [recipe, variant, sizes] = param_info.param;
+  const Param named{recipe, variant, CodeRange::kWindow};
+  return param_name({named, param_info.index}) + "_sizes" + std::to_string(sizes);
+}
+
 TEST_P(ScaledGemmEdges, MatchesModel) {
   const auto& [recipe_index, variant_index, sizes_index] = GetParam();
   const Recipe& recipe = recipes()[recipe_index];
@@ -233,11 +239,7 @@ TEST_P(ScaledGemmEdges, MatchesModel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ScaledGemmEdges, ::testing::ValuesIn(edge_params()),
-                         [](const ::testing::TestParamInfo<EdgeParam>& info) {
-                           const auto& [recipe, variant, sizes] = info.param;
-                           return param_name({{recipe, variant, CodeRange::kWindow}, info.index}) +
-                                  "_sizes" + std::to_string(sizes);
-                         });
+                         edge_param_name);
 
 TEST(ScaledGemmValues, RowwiseScalesApplyPerRowAndPerGroup) {
   // Ragged-K, both operands fp8 rowwise along the tokens: every element 1,
