@@ -25,6 +25,21 @@
  *   A group of size 0 computes nothing in ragged-M; in ragged-K it writes
  *   beta_g * out[g] (zeros when beta is 0) for that group only.
  *
+ * Operand formats (lhs x rhs; out is bf16, fp16 or fp32 for all of them)
+ *   bf16 x bf16, fp16 x fp16.
+ *   Both quantized, with one recipe: fp8 with a tensor or group scale; fp8
+ *   1x128 (activations) with 1x128 or 128x128 (weights); fp8 rowwise; MX
+ *   (e8m0 per 32: mxfp8 e4m3/e5m2 and mxfp4 e2m1); nvfp4. Within a recipe the
+ *   element types may differ where the scales agree: e4m3 with e5m2 for fp8,
+ *   and any two MX element types (mxfp8 x mxfp4 included).
+ *   Weight-only (ragged-M only): bf16 or fp16 lhs x a quantized rhs (fp8
+ *   with a tensor or group scale, fp8 rowwise, mxfp8, mxfp4 or nvfp4); the
+ *   rhs is dequantized exactly. Ragged-K has no weight operand: a 16-bit
+ *   operand with a quantized one there is GG_STATUS_NOT_SUPPORTED.
+ *   Everything else (16-bit x 16-bit of two types, two recipes) is
+ *   GG_STATUS_NOT_SUPPORTED, and so is any format a path does not implement:
+ *   the GPU paths run bf16 and fp16 only; GG_PATH_REFERENCE runs them all.
+ *
  * Errors
  *   Every entry point returns a gg_status. On failure gg_last_error() returns a
  *   thread-local message that names the offending argument. Device-side sizes
@@ -85,13 +100,18 @@ typedef GG_ENUM(gg_dtype) {
 } gg_dtype;
 
 /* Block scales: one scale per block of consecutive elements along the
- * contraction dimension (for quantize: along the output's own blocking dim). */
+ * contraction dimension (for quantize: along the output's own blocking dim).
+ * Values are part of the ABI: new ones are appended, never renumbered. */
 typedef GG_ENUM(gg_block_scaling) {
   GG_BLOCK_NONE = 0,
-  GG_BLOCK_MX32 = 1,     /* e8m0 per 32 elements (OCP MX v1.0: mxfp8) */
+  GG_BLOCK_MX32 = 1,     /* e8m0 per 32 elements (OCP MX v1.0): mxfp8 with
+                            e4m3/e5m2 elements, mxfp4 with e2m1 */
   GG_BLOCK_NV16 = 2,     /* e4m3 per 16 elements (nvfp4) */
   GG_BLOCK_1X128 = 3,    /* fp32 per 1 x 128 elements */
-  GG_BLOCK_128X128 = 4   /* fp32 per 128 x 128 tile (stacked weights) */
+  GG_BLOCK_128X128 = 4,  /* fp32 per 128 x 128 tile (stacked weights) */
+  GG_BLOCK_ROWWISE = 5   /* fp32 per row: one block spans the whole
+                            contraction (fp8 rowwise: a scale per token of
+                            activations, per output channel of weights) */
 } gg_block_scaling;
 
 /* An extra fp32 multiplier: none, one per tensor, or one per group. */
@@ -190,7 +210,18 @@ typedef struct gg_gemm_desc {
  *   columnwise transposed ([K, M] or [G, K, N]), blocks along the input's
  *              rows, restarting at each group start.
  * Scales (block scales and the fp32 `scale`) are outputs. amax (optional)
- * receives the per-group (or, for stacked input, per-matrix) absolute max. */
+ * receives the per-group (or, for stacked input, per-matrix) absolute max.
+ * Output formats: fp8 with a tensor or group scale; fp8 1x128, 128x128
+ * (stacked input only) or rowwise; mxfp8; mxfp4; nvfp4 with a tensor or
+ * group scale. Rules (OCP MX v1.0 for MX; src/formats/block_quant.h):
+ *   fp8 scale = amax / fp8 max (448 e4m3, 57344 e5m2) as an fp32 division,
+ *     not rounded to a power of two; 1 where amax is 0 (a zero block, an
+ *     empty group of a rowwise output); elements x / scale, nearest even,
+ *     saturating.
+ *   MX scale = 2^(floor(log2(block amax)) - emax), emax 8 (e4m3), 15 (e5m2),
+ *     2 (e2m1); elements x / scale, nearest even, saturating.
+ * The GPU quantizer writes every format but mxfp4 and fp8 rowwise, which
+ * GG_PATH_REFERENCE computes. */
 typedef struct gg_quantize_desc {
   int32_t num_groups;
   gg_group_sizes group_sizes;
@@ -220,7 +251,13 @@ GG_API gg_status gg_path_available(gg_path path, int device, int* available);
  * blocks run along `block_dim` (0: along rows, 1: along cols). When the
  * blocking runs along a ragged dimension of `num_groups` groups (ragged = 1),
  * blocks restart at every group start and the shape is the capacity for any
- * sizes summing to at most `rows`. Writes out[0] x out[1]. */
+ * sizes summing to at most that dimension's length. Writes out[0] x out[1].
+ * GG_BLOCK_ROWWISE has one block along the whole blocked dimension: [rows, 1]
+ * along cols, [1, cols] along rows. Along a ragged dimension the block is the
+ * whole group and group g's scale is entry g whatever the sizes:
+ * [rows, num_groups] along ragged cols (a columnwise copy for wgrad),
+ * [num_groups, cols] along ragged rows. An empty group keeps its entry, which
+ * the quantizer sets to 1 (unless the output holds no elements at all). */
 GG_API gg_status gg_block_scale_shape(gg_block_scaling scaling, int64_t rows, int64_t cols,
                                       int block_dim, int ragged, int32_t num_groups,
                                       int64_t out[2]);

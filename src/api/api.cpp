@@ -153,6 +153,10 @@ gg_status prepare_quantize(const gg_quantize_desc* desc, QuantizeCall* call) {
                   path_name(call->desc.path));
     }
   }
+  std::string why_not;
+  if (!gpu_quantize_supports(call->desc, &why_not)) {
+    return fail(GG_STATUS_NOT_SUPPORTED, "%s", why_not.c_str());
+  }
   call->workspace_bytes = kWorkspaceScratchOffset + gpu_quantize_scratch_bytes(call->desc);
   return GG_STATUS_SUCCESS;
 }
@@ -255,6 +259,13 @@ gg_status block_scale_shape(gg_block_scaling scaling, int64_t rows, int64_t cols
   if (ragged == 1 && num_groups <= 0) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "num_groups must be > 0 when ragged (got %d)",
                 num_groups);
+  }
+  if (scaling == GG_BLOCK_ROWWISE) {
+    // One block along the whole dimension; along a ragged one, one per group.
+    const int64_t blocks = ragged == 1 ? num_groups : 1;
+    out[0] = block_dim == 0 ? blocks : rows;
+    out[1] = block_dim == 0 ? cols : blocks;
+    return GG_STATUS_SUCCESS;
   }
   const int64_t block = fmt::block_size(scaling);
   if (scaling == GG_BLOCK_128X128) {

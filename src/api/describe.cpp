@@ -29,13 +29,14 @@ std::string format_name(const gg_tensor& tensor) {
       name = is_fp8(tensor.dtype) ? "fp8 " + dtype : dtype;
       break;
     case GG_BLOCK_MX32:
-      name = "mxfp8 " + dtype;
+      name = tensor.dtype == GG_DTYPE_E2M1 ? "mxfp4" : "mxfp8 " + dtype;
       break;
     case GG_BLOCK_NV16:
       name = "nvfp4";
       break;
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE:
       name = "fp8 " + dtype + " " + scaling_name(tensor.block_scaling);
       break;
   }

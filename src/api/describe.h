@@ -9,7 +9,8 @@
 
 namespace gg::api {
 
-// "bf16", "fp8 e4m3 (tensor scale)", "mxfp8 e4m3", "nvfp4 (group scales)", ...
+// "bf16", "fp8 e4m3 (tensor scale)", "fp8 e4m3 rowwise", "mxfp8 e4m3", "mxfp4",
+// "nvfp4 (group scales)", ...
 std::string format_name(const gg_tensor& tensor);
 
 std::string describe_gemm(const gg_gemm_desc& desc);

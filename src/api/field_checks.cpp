@@ -229,11 +229,7 @@ gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor) {
     case GG_BLOCK_NONE:
       break;
     case GG_BLOCK_MX32:
-      if (!is_fp8(tensor.dtype)) {
-        return fail(GG_STATUS_INVALID_ARGUMENT,
-                    "%s.block_scaling mx32 needs dtype e4m3 or e5m2 (got %s)", role.name, dtype);
-      }
-      break;
+      break;  // every narrow element: mxfp8 (e4m3, e5m2) and mxfp4 (e2m1)
     case GG_BLOCK_NV16:
       if (tensor.dtype != GG_DTYPE_E2M1) {
         return fail(GG_STATUS_INVALID_ARGUMENT, "%s.block_scaling nv16 needs dtype e2m1 (got %s)",
@@ -242,6 +238,7 @@ gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor) {
       break;
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE:
       if (!is_fp8(tensor.dtype)) {
         return fail(GG_STATUS_INVALID_ARGUMENT,
                     "%s.block_scaling %s needs dtype e4m3 or e5m2 (got %s)", role.name,
@@ -261,7 +258,8 @@ gg_status check_scaling(const TensorRole& role, const gg_tensor& tensor) {
       return fail(GG_STATUS_INVALID_ARGUMENT, "%s is NULL (block_scaling %s needs it)",
                   name.c_str(), scaling_name(scaling));
     }
-    const bool fp32_scales = scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128;
+    const bool fp32_scales = scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128 ||
+                             scaling == GG_BLOCK_ROWWISE;
     if (is_pointer_array(tensor)) {
       GG_RETURN_IF_ERROR(
           check_aligned(name.c_str(), tensor.block_scales, alignof(void*), "an array of pointers"));

@@ -7,8 +7,9 @@
 // with the packed ones, so every later check and every path sees explicit
 // strides. The format (dtype, block scaling, fp32 scale) is checked by
 // check_scaling, whose rules hold for every role: block scaling and fp32
-// scales belong to fp8 and fp4 elements, MX32 to fp8, NV16 to e2m1, 1x128
-// and 128x128 to fp8, and 128x128 tiles never cross a ragged dimension.
+// scales belong to fp8 and fp4 elements, MX32 to fp8 and e2m1, NV16 to
+// e2m1, 1x128, 128x128 and rowwise to fp8, and 128x128 tiles never cross a
+// ragged dimension.
 #pragma once
 
 #include <stddef.h>

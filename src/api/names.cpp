@@ -20,7 +20,7 @@ const char* dtype_name(gg_dtype dtype) {
 }
 
 const char* scaling_name(gg_block_scaling scaling) {
-  static const char* const names[] = {"none", "mx32", "nv16", "1x128", "128x128"};
+  static const char* const names[] = {"none", "mx32", "nv16", "1x128", "128x128", "rowwise"};
   return lookup(names, scaling);
 }
 

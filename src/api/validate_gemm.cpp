@@ -98,18 +98,23 @@ gg_status check_ragged_k_shapes(const gg_gemm_desc& desc, const GemmRoles& roles
   return GG_STATUS_SUCCESS;
 }
 
-// The scaling recipe of an operand: both operands must follow the same one.
-enum class Recipe { kUnscaled16, kFp8, kFp8Blockwise, kMxfp8, kNvfp4 };
+// The scaling recipe of an operand. Two quantized operands follow one
+// recipe; within it any element types go together (check_scaling has tied
+// each recipe to its elements: fp8 for the fp8 recipes, e2m1 for nvfp4, fp8
+// or e2m1 for MX, whose e8m0 scales per 32 are the same whatever the element).
+enum class Recipe { kUnscaled16, kFp8, kFp8Blockwise, kFp8Rowwise, kMx, kNvfp4 };
 
 Recipe recipe_of(const gg_tensor& tensor) {
   switch (tensor.block_scaling) {
     case GG_BLOCK_MX32:
-      return Recipe::kMxfp8;
+      return Recipe::kMx;
     case GG_BLOCK_NV16:
       return Recipe::kNvfp4;
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
       return Recipe::kFp8Blockwise;
+    case GG_BLOCK_ROWWISE:
+      return Recipe::kFp8Rowwise;
     case GG_BLOCK_NONE:
       break;
   }
@@ -120,31 +125,74 @@ Recipe recipe_of(const gg_tensor& tensor) {
 gg_status check_operand_format(const char* name, const gg_tensor& operand) {
   if (operand.dtype == GG_DTYPE_FP32) {
     return fail(GG_STATUS_NOT_SUPPORTED,
-                "%s.dtype fp32: fp32 operands are not supported (operands are bf16, fp16, fp8 or "
-                "nvfp4)",
+                "%s.dtype fp32: fp32 operands are not supported (operands are bf16, fp16, fp8, "
+                "mxfp4 or nvfp4)",
                 name);
   }
   if (operand.dtype == GG_DTYPE_E2M1 && operand.block_scaling == GG_BLOCK_NONE) {
     return fail(GG_STATUS_NOT_SUPPORTED,
                 "%s: e2m1 without block scales is not supported (nvfp4 is e2m1 with "
-                "GG_BLOCK_NV16)",
+                "GG_BLOCK_NV16, mxfp4 e2m1 with GG_BLOCK_MX32)",
                 name);
   }
   return GG_STATUS_SUCCESS;
 }
 
-// Both operands follow one recipe, with one element type except that fp8
-// mixes e4m3 and e5m2 (the usual pairing of gradients with activations).
+// A 16-bit lhs with quantized weights (rhs) of ragged-M: the rhs is
+// dequantized. Weights quantized with a per-row, per-32, per-16 or whole-tensor
+// (or group) scale qualify; blockwise 1x128 / 128x128 is an activation-and-
+// weight recipe, paired only with itself.
+gg_status check_weight_only(const gg_gemm_desc& desc, const std::string& lhs,
+                            const std::string& rhs) {
+  if (recipe_of(desc.lhs) != Recipe::kUnscaled16) {
+    return fail(GG_STATUS_NOT_SUPPORTED,
+                "desc->lhs (%s) x desc->rhs (%s): a quantized lhs needs a quantized rhs; with one "
+                "16-bit operand (weight-only) the quantized one is the rhs, the weights",
+                lhs.c_str(), rhs.c_str());
+  }
+  if (desc.op != GG_OP_RAGGED_M) {
+    return fail(GG_STATUS_NOT_SUPPORTED,
+                "desc->lhs (%s) x desc->rhs (%s): weight-only (16-bit lhs, quantized rhs) is for "
+                "ragged-M; ragged-K contracts two token operands, neither of them weights: "
+                "quantize both or neither",
+                lhs.c_str(), rhs.c_str());
+  }
+  if (recipe_of(desc.rhs) == Recipe::kFp8Blockwise) {
+    return fail(GG_STATUS_NOT_SUPPORTED,
+                "desc->lhs (%s) x desc->rhs (%s): weight-only takes fp8 with a tensor or group "
+                "scale, fp8 rowwise, mxfp8, mxfp4 or nvfp4 weights; fp8 blockwise pairs only with "
+                "fp8 blockwise",
+                lhs.c_str(), rhs.c_str());
+  }
+  return GG_STATUS_SUCCESS;
+}
+
+// bf16 x bf16 or fp16 x fp16; two quantized operands of one recipe (fp8
+// mixes e4m3 and e5m2, the usual pairing of gradients with activations, and
+// MX mixes its element types the same way); or weight-only.
 gg_status check_operand_pair(const gg_gemm_desc& desc) {
   GG_RETURN_IF_ERROR(check_operand_format("desc->lhs", desc.lhs));
   GG_RETURN_IF_ERROR(check_operand_format("desc->rhs", desc.rhs));
-  const bool elements_match =
-      desc.lhs.dtype == desc.rhs.dtype || (is_fp8(desc.lhs.dtype) && is_fp8(desc.rhs.dtype));
-  if (recipe_of(desc.lhs) != recipe_of(desc.rhs) || !elements_match) {
+  const Recipe lhs = recipe_of(desc.lhs);
+  const Recipe rhs = recipe_of(desc.rhs);
+  const std::string lhs_name = format_name(desc.lhs);
+  const std::string rhs_name = format_name(desc.rhs);
+  if (lhs == Recipe::kUnscaled16 && rhs == Recipe::kUnscaled16) {
+    if (desc.lhs.dtype == desc.rhs.dtype) return GG_STATUS_SUCCESS;
     return fail(GG_STATUS_NOT_SUPPORTED,
                 "desc->lhs (%s) x desc->rhs (%s): operands of different formats are not "
-                "supported",
-                format_name(desc.lhs).c_str(), format_name(desc.rhs).c_str());
+                "supported (16-bit operands share one type)",
+                lhs_name.c_str(), rhs_name.c_str());
+  }
+  if (lhs == Recipe::kUnscaled16 || rhs == Recipe::kUnscaled16) {
+    return check_weight_only(desc, lhs_name, rhs_name);
+  }
+  if (lhs != rhs) {
+    return fail(GG_STATUS_NOT_SUPPORTED,
+                "desc->lhs (%s) x desc->rhs (%s): operands of different formats are not "
+                "supported (quantized operands follow one recipe: fp8 with tensor or group "
+                "scales, fp8 1x128 / 128x128, fp8 rowwise, MX (mxfp8, mxfp4) or nvfp4)",
+                lhs_name.c_str(), rhs_name.c_str());
   }
   return GG_STATUS_SUCCESS;
 }

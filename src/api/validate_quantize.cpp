@@ -16,9 +16,10 @@
 namespace gg::api {
 namespace {
 
-// fp8 with a tensor or group scale; fp8 with 1x128 or 128x128 fp32 block
-// scales; mxfp8; nvfp4 with a tensor or group scale. The quantizer computes
-// every scale, so each format must say which scales there are to compute.
+// fp8 with a tensor or group scale; fp8 with 1x128, 128x128 or rowwise fp32
+// block scales; mxfp8 and mxfp4; nvfp4 with a tensor or group scale. The
+// quantizer computes every scale, so each format must say which scales there
+// are to compute.
 bool quantizer_has_rule(const gg_tensor& output) {
   switch (output.block_scaling) {
     case GG_BLOCK_NONE:
@@ -28,6 +29,7 @@ bool quantizer_has_rule(const gg_tensor& output) {
     case GG_BLOCK_MX32:
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE:
       return output.scale_extent == GG_SCALE_NONE;
   }
   return false;
@@ -43,8 +45,8 @@ gg_status check_output(const TensorRole& role, gg_tensor* output) {
   if (!quantizer_has_rule(*output)) {
     return fail(GG_STATUS_NOT_SUPPORTED,
                 "%s (%s, scale_extent %s): grouped_quantize has no rule for this output format; "
-                "it writes fp8 with a tensor or group scale, fp8 1x128 or 128x128, mxfp8, or "
-                "nvfp4 with a tensor or group scale",
+                "it writes fp8 with a tensor or group scale, fp8 1x128, 128x128 or rowwise, "
+                "mxfp8, mxfp4, or nvfp4 with a tensor or group scale",
                 role.name, format_name(*output).c_str(), extent_name(output->scale_extent));
   }
   return GG_STATUS_SUCCESS;

@@ -10,12 +10,14 @@
 //           of non-negative floats as unsigned integers: a NaN wins over
 //           every number, and the same integer order lets a GPU merge
 //           partial maxima with atomicMax on uint32.
-// fp8       (per tensor, per group, 1x128 and 128x128 blocks)
+// fp8       (per tensor, per group, per row, 1x128 and 128x128 blocks)
 //           scale = amax / fp8_max (fp32 division), the decode-side
 //           multiplier; 1.0f instead when that quotient is not a positive
 //           finite float (amax 0, amax so small the quotient underflows to 0,
 //           inf, NaN): a zero block stays exactly zero under scale 1.
 //           element = fp8(x / scale), round to nearest even, saturating.
+//           A row's scale (GG_BLOCK_ROWWISE) is this quotient itself, not
+//           rounded to a power of two, as torchao's rowwise recipe keeps it.
 // mxfp8     (OCP MX v1.0, section 6.3) X = floor(log2(block_amax)) - emax_elem
 //           (emax 8 for e4m3, 15 for e5m2, 2 for e2m1), clamped to e8m0's
 //           [-127, 127]; amax 0 or subnormal gives the smallest scale 2^-127;
@@ -26,6 +28,10 @@
 //           subnormal x. The amax element may exceed the element max after
 //           this floor rule (e.g. 480 under X = 0 for e4m3) and saturates,
 //           as the spec says; TransformerEngine rounds X up instead.
+//           mxfp4 is the same rule with e2m1 elements (emax 2, so X =
+//           floor(log2(amax)) - 2); e2m1 has no NaN, so under the NaN scale
+//           an element codes as e2m1's NaN conversion (+6) and decodes, times
+//           the scale, to NaN all the same.
 // nvfp4     tensor_scale = tensor_amax / (6 * 448) (fp32 division by 2688),
 //           1.0f when not a positive finite float, like fp8.
 //           block_scale = ue4m3((block_amax / 6) / tensor_scale), two fp32
@@ -53,10 +59,13 @@
 
 namespace gg::fmt {
 
-// Elements per block along the blocking dimension (0: no block scaling).
+// Elements per block along the blocking dimension: 0 without block scaling,
+// and for GG_BLOCK_ROWWISE, whose one block spans the whole dimension
+// whatever its length.
 GG_HD int block_size(gg_block_scaling scaling) {
   switch (scaling) {
     case GG_BLOCK_NONE:
+    case GG_BLOCK_ROWWISE:
       return 0;
     case GG_BLOCK_MX32:
       return 32;

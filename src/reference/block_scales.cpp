@@ -21,10 +21,37 @@ int64_t first_scale(int64_t begin, int64_t block, bool tokens, const GroupTable&
   return tokens && block > 1 ? first_block(table, g, block) : begin / block;
 }
 
+// GG_BLOCK_ROWWISE: the region's one block along the blocked dimension. Its
+// entry is the only one of a data row (cols) or column (rows); along a
+// ragged dimension the block is the whole group and its entry is g, so the
+// scale matrix has one entry per group there whatever the sizes.
+BlockScales rowwise_scales_of(const gg_tensor& tensor, int32_t g, const Region& region,
+                              bool blocks_along_cols, bool blocked_tokens,
+                              const GroupTable& table) {
+  const int64_t blocks = blocked_tokens ? static_cast<int64_t>(table.groups.size()) : 1;
+  const int64_t first = blocked_tokens ? g : 0;
+  const int64_t rows = tensor.shape[tensor.rank - 2];
+  const int64_t cols = tensor.shape[tensor.rank - 1];
+  const int64_t row_length = blocks_along_cols ? blocks : cols;
+  const int64_t region_rows = region.row_end - region.row_begin;
+  const int64_t region_cols = region.col_end - region.col_begin;
+  const int64_t matrix_bytes =
+      (blocks_along_cols ? rows : blocks) * row_length * block_scale_bytes(GG_BLOCK_ROWWISE);
+  return BlockScales{GG_BLOCK_ROWWISE,
+                     group_pointer(tensor.block_scales, tensor, g, matrix_bytes),
+                     blocks_along_cols ? 1 : std::max<int64_t>(1, region_rows),
+                     blocks_along_cols ? std::max<int64_t>(1, region_cols) : 1,
+                     blocks_along_cols ? region.row_begin : first,
+                     blocks_along_cols ? first : region.col_begin,
+                     row_length};
+}
+
 }  // namespace
 
 int64_t block_scale_bytes(gg_block_scaling scaling) {
-  return scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128 ? 4 : 1;
+  return scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128 || scaling == GG_BLOCK_ROWWISE
+             ? 4
+             : 1;
 }
 
 BlockScales block_scales_of(const gg_tensor& tensor, int32_t g, const Region& region,
@@ -38,13 +65,17 @@ BlockScales block_scales_of(const gg_tensor& tensor, int32_t g, const Region& re
                        0,
                        1};
   }
+  const bool token_rows = table.ragged && tokens == TokenDim::kRows;
+  const bool token_cols = table.ragged && tokens == TokenDim::kCols;
+  if (tensor.block_scaling == GG_BLOCK_ROWWISE) {
+    return rowwise_scales_of(tensor, g, region, blocks_along_cols,
+                             blocks_along_cols ? token_cols : token_rows, table);
+  }
   const int64_t size = fmt::block_size(tensor.block_scaling);
   int64_t block_rows = blocks_along_cols ? 1 : size;
   int64_t block_cols = blocks_along_cols ? size : 1;
   if (tensor.block_scaling == GG_BLOCK_128X128) block_rows = block_cols = size;
 
-  const bool token_rows = table.ragged && tokens == TokenDim::kRows;
-  const bool token_cols = table.ragged && tokens == TokenDim::kCols;
   const int64_t groups = static_cast<int64_t>(table.groups.size());
   const int64_t rows = tensor.shape[tensor.rank - 2];
   const int64_t cols = tensor.shape[tensor.rank - 1];
@@ -70,7 +101,8 @@ double block_scale_value(const BlockScales& scales, int64_t index) {
     case GG_BLOCK_NV16:
       return fmt::ue4m3_to_float(bytes[index]);
     case GG_BLOCK_1X128:
-    case GG_BLOCK_128X128: {
+    case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE: {
       float value;
       memcpy(&value, bytes + index * 4, sizeof value);
       return value;

@@ -3,11 +3,13 @@
 //
 // The rule, shared by GEMM operands and quantize outputs: a block spans
 // `block_rows x block_cols` elements (1 x bs or bs x 1 along the blocked
-// dimension, 128 x 128 for GG_BLOCK_128X128); the scale matrix is packed row
-// major with one entry per block. Along the token dimension of a ragged
+// dimension, 128 x 128 for GG_BLOCK_128X128, the whole blocked extent of the
+// region for GG_BLOCK_ROWWISE); the scale matrix is packed row major with one
+// entry per block. Along the token dimension of a ragged
 // tensor, blocks longer than one element restart at every group start, so
 // group g's blocks begin at first_block(table, g, block) and that dimension
-// of the scale matrix is its capacity, ragged_block_capacity(M, block, G).
+// of the scale matrix is its capacity, ragged_block_capacity(M, block, G);
+// a rowwise block there is the whole group, entry g of G.
 // Every other dimension counts blocks from 0. A region without block scales
 // is walked as one block, so callers need no second loop for that case.
 #pragma once
@@ -37,7 +39,8 @@ struct BlockScales {
 BlockScales block_scales_of(const gg_tensor& tensor, int32_t g, const Region& region,
                             bool blocks_along_cols, TokenDim tokens, const GroupTable& table);
 
-// Bytes of one scale entry: e8m0 and ue4m3 take one, fp32 four.
+// Bytes of one scale entry: e8m0 and ue4m3 take one, fp32 (1x128, 128x128,
+// rowwise) four.
 int64_t block_scale_bytes(gg_block_scaling scaling);
 
 // The value of scale entry `index` (1 when the tensor has no block scales).

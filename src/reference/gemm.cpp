@@ -10,6 +10,8 @@
 // rounding to the output dtype. Both ops share this: ragged-M's A is the
 // group's lhs rows and B its weight matrix; ragged-K's A and B are the
 // group's token columns of lhs and rhs, so the contraction runs over tokens.
+// Weight-only products (a 16-bit lhs, quantized weights) need nothing more:
+// each operand decodes by its own format.
 #include <stdint.h>
 
 #include <vector>

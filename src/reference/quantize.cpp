@@ -26,8 +26,8 @@ namespace {
 
 enum class Scheme {
   kFp8Current,  // fp8, one fp32 scale per tensor or group from its amax
-  kFp8Block,    // fp8, one fp32 scale per 1 x 128 or 128 x 128 block
-  kMxfp8,       // fp8, one e8m0 scale per 32 elements
+  kFp8Block,    // fp8, one fp32 scale per 1 x 128 or 128 x 128 block or per row
+  kMx,          // fp8 or e2m1, one e8m0 scale per 32 elements
   kNvfp4        // e2m1, one ue4m3 scale per 16 elements and an fp32 tensor scale
 };
 
@@ -36,11 +36,12 @@ Scheme scheme_of(const gg_tensor& out) {
     case GG_BLOCK_NONE:
       return Scheme::kFp8Current;
     case GG_BLOCK_MX32:
-      return Scheme::kMxfp8;
+      return Scheme::kMx;
     case GG_BLOCK_NV16:
       return Scheme::kNvfp4;
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE:
       break;
   }
   return Scheme::kFp8Block;
@@ -77,7 +78,7 @@ float outer_scale_from_amax(Scheme scheme, const gg_tensor& out, float amax) {
     case Scheme::kNvfp4:
       return fmt::nvfp4_tensor_scale(amax);
     case Scheme::kFp8Block:
-    case Scheme::kMxfp8:
+    case Scheme::kMx:
       break;
   }
   return 1.0f;
@@ -119,7 +120,7 @@ void quantize_block(Scheme scheme, const MatrixView& out, const BlockScales& sca
                   [&](float x) { return fmt::fp8_quantize_element(x, scale, dtype); });
       break;
     }
-    case Scheme::kMxfp8: {
+    case Scheme::kMx: {
       const uint8_t scale = fmt::mx_block_scale(region_amax(source, block), dtype);
       scale_bytes[scale_index] = scale;
       store_codes(out, source, block,
@@ -153,6 +154,19 @@ void quantize_output(const gg_quantize_desc& desc, const gg_tensor& out, bool co
     const Region region =
         group_region(matrix.rows, matrix.cols, tokens, table.groups[static_cast<size_t>(g)]);
     const BlockScales scales = block_scales_of(out, g, region, true, tokens, table);
+    if (out.block_scaling == GG_BLOCK_ROWWISE) {
+      // Each output row is one block, an empty one too (an empty group of the
+      // columnwise output): amax 0 writes its scale as 1, so every entry of
+      // the scales is defined. An output of no elements may have no scale
+      // storage (groupgemm.h), so nothing is written for it.
+      if (matrix.rows == 0 || matrix.cols == 0) continue;
+      for (int64_t r = region.row_begin; r < region.row_end; ++r) {
+        const Region row{r, r + 1, region.col_begin, region.col_end};
+        quantize_block(scheme, matrix, scales, scales.index(r - region.row_begin, 0), source, row,
+                       outer_scale);
+      }
+      continue;
+    }
     for_each_block(region, scales, [&](const Region& block, int64_t scale_index) {
       quantize_block(scheme, matrix, scales, scale_index, source, block, outer_scale);
     });

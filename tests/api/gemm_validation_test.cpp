@@ -244,9 +244,20 @@ const Case kCases[] = {
        set_raw(&p.desc.rhs.scale_extent, 3);
      },
      kInvalid, "desc->rhs.scale_extent is not a gg_scale_extent (got 3)"},
-    {"Mx32OnE2m1", ragged_m_problem,
-     [](GemmProblem& p) { both_operands(p, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE); },
-     kInvalid, "desc->lhs.block_scaling mx32 needs dtype e4m3 or e5m2 (got e2m1)"},
+    {"RowwiseOnE2m1", ragged_m_problem,
+     [](GemmProblem& p) { both_operands(p, GG_DTYPE_E2M1, GG_BLOCK_ROWWISE, GG_SCALE_NONE); },
+     kInvalid, "desc->lhs.block_scaling rowwise needs dtype e4m3 or e5m2 (got e2m1)"},
+    {"RowwiseOnBf16", ragged_k_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_BF16, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+     },
+     kInvalid, "desc->rhs.block_scaling must be GG_BLOCK_NONE for bf16 elements (got rowwise)"},
+    {"RowwiseBlockScalesMisaligned", ragged_k_problem,
+     [](GemmProblem& p) {
+       both_operands(p, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+       p.desc.rhs.block_scales = offset(p.desc.rhs.block_scales, 2);
+     },
+     kInvalid, "desc->rhs.block_scales"},
     {"Nv16OnE4m3", ragged_k_problem,
      [](GemmProblem& p) { both_operands(p, GG_DTYPE_E4M3, GG_BLOCK_NV16, GG_SCALE_TENSOR); },
      kInvalid, "desc->lhs.block_scaling nv16 needs dtype e2m1 (got e4m3)"},
@@ -340,6 +351,51 @@ const Case kCases[] = {
        set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
      },
      kNotSupported, "desc->lhs (bf16) x desc->rhs (nvfp4 (group scales))"},
+    {"RowwiseTimesFp8TensorScale", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+     },
+     kNotSupported,
+     "desc->lhs (fp8 e4m3 rowwise) x desc->rhs (fp8 e4m3 (tensor scale)): operands of "
+     "different formats are not supported (quantized operands follow one recipe"},
+    {"RowwiseTimes1x128RaggedK", ragged_k_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE);
+     },
+     kNotSupported, "desc->lhs (fp8 e5m2 rowwise) x desc->rhs (fp8 e4m3 1x128)"},
+    {"Mxfp4TimesNvfp4", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+     },
+     kNotSupported, "desc->lhs (mxfp4) x desc->rhs (nvfp4 (tensor scale))"},
+    {"QuantizedLhsTimesBf16", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+     },
+     kNotSupported,
+     "desc->lhs (mxfp8 e4m3) x desc->rhs (bf16): a quantized lhs needs a quantized rhs"},
+    {"WeightOnlyRaggedK", ragged_k_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+     },
+     kNotSupported,
+     "desc->lhs (bf16) x desc->rhs (fp8 e4m3 rowwise): weight-only (16-bit lhs, quantized rhs) "
+     "is for ragged-M"},
+    {"WeightOnlyRaggedKMxfp4", ragged_k_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+     },
+     kNotSupported, "desc->lhs (bf16) x desc->rhs (mxfp4): weight-only"},
+    {"WeightOnlyBlockwise", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE);
+     },
+     kNotSupported,
+     "desc->lhs (bf16) x desc->rhs (fp8 e4m3 128x128): weight-only takes fp8 with a tensor or "
+     "group scale, fp8 rowwise, mxfp8, mxfp4 or nvfp4 weights"},
 };
 
 class GemmValidation : public ::testing::TestWithParam<Case> {};
@@ -432,6 +488,41 @@ const ValidCase kValidCases[] = {
      [](GemmProblem& p) { both_operands(p, GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE); }},
     {"Nvfp4", ragged_m_problem,
      [](GemmProblem& p) { both_operands(p, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR); }},
+    {"Mxfp4", ragged_m_problem,
+     [](GemmProblem& p) { both_operands(p, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE); }},
+    {"Mxfp8TimesMxfp4RaggedK", ragged_k_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+     }},
+    {"Fp8RowwiseE4m3TimesE5m2", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+     }},
+    {"Fp8RowwiseRaggedK", ragged_k_problem,
+     [](GemmProblem& p) { both_operands(p, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE); }},
+    {"WeightOnlyBf16TimesFp8Group", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP);
+     }},
+    {"WeightOnlyBf16TimesFp8Rowwise", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+     }},
+    {"WeightOnlyFp16TimesMxfp8", ragged_m_problem,
+     [](GemmProblem& p) {
+       p.desc.lhs.dtype = p.desc.out.dtype = GG_DTYPE_FP16;
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE);
+     }},
+    {"WeightOnlyBf16TimesMxfp4", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+     }},
+    {"WeightOnlyBf16TimesNvfp4", ragged_m_problem,
+     [](GemmProblem& p) {
+       set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+     }},
     {"Blockwise1x128Times128x128", ragged_m_problem,
      [](GemmProblem& p) {
        set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE);

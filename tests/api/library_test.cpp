@@ -129,6 +129,29 @@ TEST(BlockScaleShape, Tiles128x128) {
       << "block_dim does not matter for square tiles";
 }
 
+// One fp32 scale per row: the block is the whole blocked dimension, or
+// along a ragged dimension the whole group (one entry per group, any sizes).
+TEST(BlockScaleShape, RowwiseHasOneBlockPerRowOrGroup) {
+  for (int64_t length : {0, 1, 33, 7168}) {
+    const Shape along_cols = block_scale_shape(GG_BLOCK_ROWWISE, 5, length, 1, 0, 1);
+    EXPECT_EQ(along_cols.status, GG_STATUS_SUCCESS);
+    EXPECT_EQ(along_cols.rows, 5);
+    EXPECT_EQ(along_cols.cols, 1) << length;
+    const Shape along_rows = block_scale_shape(GG_BLOCK_ROWWISE, length, 7, 0, 0, 1);
+    EXPECT_EQ(along_rows.rows, 1) << length;
+    EXPECT_EQ(along_rows.cols, 7);
+  }
+  // Columnwise copy of ragged tokens [K, M]: one scale per (k, group).
+  const Shape columnwise = block_scale_shape(GG_BLOCK_ROWWISE, 7168, 4096, 1, 1, 256);
+  EXPECT_EQ(columnwise.status, GG_STATUS_SUCCESS);
+  EXPECT_EQ(columnwise.rows, 7168);
+  EXPECT_EQ(columnwise.cols, 256);
+  // Ragged rows [M, P]: one scale per (group, p), even with fewer rows than groups.
+  const Shape ragged_rows = block_scale_shape(GG_BLOCK_ROWWISE, 3, 64, 0, 1, 8);
+  EXPECT_EQ(ragged_rows.rows, 8);
+  EXPECT_EQ(ragged_rows.cols, 64);
+}
+
 // Largest number of blocks any sizes of `groups` groups summing to at most
 // `rows` can take, blocks restarting at each group start: by exhaustion.
 int64_t most_blocks(int64_t rows, int64_t block, int groups) {
@@ -176,6 +199,8 @@ TEST(BlockScaleShape, BadArguments) {
       {GG_BLOCK_MX32, 4, 4, 1, 3, 1, "ragged must be 0 or 1 (got 3)"},
       {GG_BLOCK_MX32, 4, 4, 0, 1, 0, "num_groups must be > 0 when ragged (got 0)"},
       {GG_BLOCK_128X128, 4, 4, 0, 1, 2, "128x128 blocks cannot run along a ragged dimension"},
+      {GG_BLOCK_ROWWISE, 4, 4, 1, 1, 0, "num_groups must be > 0 when ragged (got 0)"},
+      {GG_BLOCK_ROWWISE, -2, 4, 1, 0, 1, "rows (-2) and cols (4) must be >= 0"},
   };
   for (const auto& c : cases) {
     int64_t out[2];

@@ -318,6 +318,49 @@ TEST(BuildPaths, Sm90TakesEachOpsDimensionsInRange) {
   }
 }
 
+// The GPU paths run bf16 and fp16 only: every quantized format, weight-only
+// included, is refused by both, naming both operands' formats and where
+// they are computed.
+TEST(BuildPaths, GpuPathsRefuseQuantizedOperandsNamingTheFormats) {
+  const std::vector<GemmPath>& paths = gg::api::gemm_paths();
+  struct Operands {
+    gg_dtype lhs_dtype;
+    gg_block_scaling lhs_scaling;
+    gg_dtype rhs_dtype;
+    gg_block_scaling rhs_scaling;
+    const char* named;
+  };
+  const Operands cases[] = {
+      {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "lhs mxfp4 x rhs mxfp4"},
+      {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "lhs mxfp8 e4m3 x rhs mxfp4"},
+      {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE,
+       "lhs fp8 e4m3 rowwise x rhs fp8 e5m2 rowwise"},
+      {GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_MX32, "lhs bf16 x rhs mxfp4"},
+      {GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE,
+       "lhs bf16 x rhs fp8 e4m3 rowwise"},
+  };
+  for (const Operands& c : cases) {
+    SCOPED_TRACE(c.named);
+    GemmProblem p = ragged_m_problem();
+    set_format(&p.arena, &p.desc.lhs, c.lhs_dtype, c.lhs_scaling, GG_SCALE_NONE);
+    set_format(&p.arena, &p.desc.rhs, c.rhs_dtype, c.rhs_scaling, GG_SCALE_NONE);
+    gg_gemm_desc normalized;
+    ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
+    for (gg_path id : {GG_PATH_SM90, GG_PATH_PORTABLE}) {
+      const GemmPath* path = gg::api::find_path(paths, id);
+      ASSERT_NE(path, nullptr);
+      std::string why;
+      EXPECT_FALSE(path->supports(normalized, &why));
+      EXPECT_THAT(why, HasSubstr(c.named));
+      EXPECT_THAT(why, HasSubstr("GG_PATH_REFERENCE computes every format"));
+    }
+    p.desc.path = GG_PATH_PORTABLE;
+    size_t bytes = 0;
+    EXPECT_EQ(gg_grouped_gemm_workspace_size(&p.desc, &bytes), GG_STATUS_NOT_SUPPORTED);
+    EXPECT_THAT(gg_last_error(), HasSubstr(c.named));
+  }
+}
+
 // Through the C API: a misaligned operand on a GPU path fails on any machine,
 // before any device is needed.
 TEST(BuildPaths, MisalignedOperandOnAGpuPathFailsBeforeTheDevice) {

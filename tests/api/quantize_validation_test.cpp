@@ -126,9 +126,9 @@ const Case kCases[] = {
     {"RowwiseNv16OnE4m3", ragged_quantize_problem,
      [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E4M3, GG_BLOCK_NV16, GG_SCALE_TENSOR); },
      kInvalid, "desc->rowwise.block_scaling nv16 needs dtype e2m1 (got e4m3)"},
-    {"RowwiseMx32OnE2m1", ragged_quantize_problem,
-     [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE); },
-     kInvalid, "desc->rowwise.block_scaling mx32 needs dtype e4m3 or e5m2 (got e2m1)"},
+    {"RowwiseScalingOnE2m1", ragged_quantize_problem,
+     [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_ROWWISE, GG_SCALE_NONE); },
+     kInvalid, "desc->rowwise.block_scaling rowwise needs dtype e4m3 or e5m2 (got e2m1)"},
     {"Rowwise128x128OnRaggedInput", ragged_quantize_problem,
      [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE); },
      kInvalid, "desc->rowwise.block_scaling 128x128 is only for non-ragged tensors"},
@@ -169,6 +169,29 @@ const Case kCases[] = {
     {"E2m1WithoutBlockScales", stacked_quantize_problem,
      [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_NONE, GG_SCALE_TENSOR); },
      kNotSupported, "desc->rowwise (e2m1 (tensor scale), scale_extent tensor)"},
+    {"Fp8RowwiseWithGroupScale", ragged_quantize_problem,
+     [](QuantizeProblem& p) {
+       set_format(&p.arena, &p.desc.columnwise, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_GROUP);
+     },
+     kNotSupported, "desc->columnwise (fp8 e4m3 rowwise (group scales), scale_extent group)"},
+
+    // Formats the reference writes and the GPU quantizer does not.
+    {"Mxfp4OnAGpuPath", ragged_quantize_problem,
+     [](QuantizeProblem& p) {
+       rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+       p.desc.path = GG_PATH_PORTABLE;
+     },
+     kNotSupported,
+     "grouped_quantize: desc->rowwise (mxfp4): the GPU quantizer does not write this format; "
+     "GG_PATH_REFERENCE computes it on the CPU"},
+    {"Fp8RowwiseOnAGpuPath", ragged_quantize_problem,
+     [](QuantizeProblem& p) {
+       set_format(&p.arena, &p.desc.columnwise, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+       p.desc.path = GG_PATH_SM90;
+     },
+     kNotSupported,
+     "grouped_quantize: desc->columnwise (fp8 e5m2 rowwise): the GPU quantizer does not write "
+     "this format; GG_PATH_REFERENCE computes it on the CPU"},
 
 };
 
@@ -211,6 +234,18 @@ const ValidCase kValidCases[] = {
        p.desc.rowwise = gg_tensor{};
        p.desc.columnwise = gg_tensor{};
      }},
+    {"Mxfp4BothWays", ragged_quantize_problem,
+     [](QuantizeProblem& p) {
+       set_format(&p.arena, &p.desc.rowwise, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.columnwise, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+     }},
+    {"Fp8RowwiseBothWays", ragged_quantize_problem,
+     [](QuantizeProblem& p) {
+       set_format(&p.arena, &p.desc.rowwise, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+       set_format(&p.arena, &p.desc.columnwise, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+     }},
+    {"Fp8RowwiseStacked", stacked_quantize_problem,
+     [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE); }},
     {"Nvfp4GroupScales", ragged_quantize_problem,
      [](QuantizeProblem& p) { rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP); }},
     {"Fp8TensorScaleFp32Input", ragged_quantize_problem,

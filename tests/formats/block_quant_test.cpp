@@ -46,6 +46,7 @@ TEST(BlockQuant, BlockSizes) {
   EXPECT_EQ(gg::fmt::block_size(GG_BLOCK_NV16), 16);
   EXPECT_EQ(gg::fmt::block_size(GG_BLOCK_1X128), 128);
   EXPECT_EQ(gg::fmt::block_size(GG_BLOCK_128X128), 128);
+  EXPECT_EQ(gg::fmt::block_size(GG_BLOCK_ROWWISE), 0);  // the whole dimension
 }
 
 TEST(BlockQuant, AmaxIsTheLargestMagnitudeAndNanWins) {
@@ -205,9 +206,10 @@ TEST(BlockQuant, MxElementsAreOneRoundingOfTheExactQuotient) {
 
 TEST(BlockQuant, MxBlocksMatchTheModel) {
   std::mt19937 random(6);
-  for (gg_dtype element : {GG_DTYPE_E4M3, GG_DTYPE_E5M2}) {
-    const FormatModel& format = element == GG_DTYPE_E4M3 ? kE4m3 : kE5m2;
-    const int emax = element == GG_DTYPE_E4M3 ? 8 : 15;
+  for (gg_dtype element : {GG_DTYPE_E4M3, GG_DTYPE_E5M2, GG_DTYPE_E2M1}) {
+    const FormatModel& format =
+        element == GG_DTYPE_E4M3 ? kE4m3 : (element == GG_DTYPE_E5M2 ? kE5m2 : kE2m1);
+    const int emax = element == GG_DTYPE_E4M3 ? 8 : (element == GG_DTYPE_E5M2 ? 15 : 2);
     const Rounder rounder(format);
     for (int block = 0; block < 4000; ++block) {
       const int center = static_cast<int>(random() % 290) - 150;
@@ -245,6 +247,70 @@ TEST(BlockQuant, MxNanScaleMakesNanElements) {
   EXPECT_EQ(gg::fmt::mx_quantize_element(-1.0f, 0xFF, GG_DTYPE_E5M2), 0x7E);
   EXPECT_EQ(gg::fmt::mx_quantize_element(NAN, 127, GG_DTYPE_E4M3), 0x7F);
   EXPECT_EQ(gg::fmt::mx_quantize_element(INFINITY, 127, GG_DTYPE_E4M3), 0x7E);
+}
+
+// ---- mxfp4 ----
+
+// Every e2m1 code under every e8m0 scale code. Decoded as the reference
+// decodes it (element times scale in double) it is the model's value; where
+// that value is an fp32 it quantizes back to its own code under its scale,
+// the midpoint to the next code goes to the even code, and a value past
+// the largest saturates. Under the NaN scale the block is NaN.
+TEST(BlockQuant, Mxfp4EveryCodeUnderEveryScale) {
+  const Rounder rounder(kE2m1);
+  for (uint32_t scale = 0; scale < 256; ++scale) {
+    const uint8_t scale_code = static_cast<uint8_t>(scale);
+    const long double unit = e8m0_value(scale);
+    for (uint32_t code = 0; code < 16; ++code) {
+      const double decoded =
+          static_cast<double>(gg::fmt::e2m1_to_float(static_cast<uint8_t>(code))) *
+          static_cast<double>(gg::fmt::mx_scale_value(scale_code));
+      const long double want = kMxfp4.value(code, scale);
+      if (scale == 0xFFu) {
+        ASSERT_TRUE(isnan(decoded) && isnan(want)) << "code " << code;
+        // e2m1 has no NaN code: the element is e2m1's NaN conversion, +6.
+        ASSERT_EQ(gg::fmt::mx_quantize_element(1.0f, scale_code, GG_DTYPE_E2M1), 0x7u);
+        continue;
+      }
+      ASSERT_EQ(static_cast<long double>(decoded), want) << "code " << code << " scale " << scale;
+      ASSERT_EQ(signbit(decoded), signbit(want)) << "code " << code << " scale " << scale;
+      const long double sign = (code & 0x8u) ? -1.0L : 1.0L;
+      const uint32_t magnitude = code & 0x7u;
+      // The midpoint to the next code, or past 6 (which saturates).
+      const long double next =
+          magnitude < 7 ? (kE2m1.value(magnitude) + kE2m1.value(magnitude + 1)) / 2 : 7.0L;
+      const long double probes[] = {want, sign * next * unit};
+      for (long double probe : probes) {
+        if (fabsl(probe) > FLT_MAX) continue;  // 4 and 6 times 2^127 are no fp32
+        const float x = static_cast<float>(probe);
+        ASSERT_EQ(static_cast<long double>(x), probe);  // exact: at most 3 bits
+        ASSERT_EQ(gg::fmt::mx_quantize_element(x, scale_code, GG_DTYPE_E2M1),
+                  rounder.round(probe / unit, true))
+            << "x " << x << " scale " << scale;
+      }
+      if (fabsl(want) <= FLT_MAX) {
+        ASSERT_EQ(gg::fmt::mx_quantize_element(static_cast<float>(want), scale_code, GG_DTYPE_E2M1),
+                  code)
+            << "code " << code << " scale " << scale;
+      }
+    }
+  }
+}
+
+// The mxfp4 shared exponent is mxfp8's rule with e2m1's emax of 2: a block
+// whose amax is 6 * 2^k gets X = k, and its amax element codes as 6.
+TEST(BlockQuant, Mxfp4ScaleUsesTheE2m1Emax) {
+  for (int k = -120; k <= 120; ++k) {
+    const float amax = ldexpf(6.0f, k);
+    const uint8_t scale = gg::fmt::mx_block_scale(amax, GG_DTYPE_E2M1);
+    ASSERT_EQ(scale, 127 + k);
+    ASSERT_EQ(gg::fmt::mx_quantize_element(amax, scale, GG_DTYPE_E2M1), 0x7u);
+    ASSERT_EQ(gg::fmt::mx_quantize_element(-amax, scale, GG_DTYPE_E2M1), 0xFu);
+  }
+  // 7.9: floor(log2) is 2 = emax, so X = 0, and the element saturates at 6.
+  const uint8_t scale = gg::fmt::mx_block_scale(7.9f, GG_DTYPE_E2M1);
+  EXPECT_EQ(scale, 127);
+  EXPECT_EQ(gg::fmt::mx_quantize_element(7.9f, scale, GG_DTYPE_E2M1), 0x7u);
 }
 
 // ---- nvfp4 ----

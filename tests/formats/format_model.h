@@ -80,6 +80,23 @@ inline const FormatModel kE4m3{"e4m3", 4, 3, 7, Top::kNanOnly};
 inline const FormatModel kE5m2{"e5m2", 5, 2, 15, Top::kIeee};
 inline const FormatModel kE2m1{"e2m1", 2, 1, 1, Top::kNone};
 
+// The OCP MX v1.0 e8m0 scale: 2^(code - 127), code 0xFF NaN.
+inline long double e8m0_value(uint32_t code) {
+  return code == 0xFFu ? NAN : ldexpl(1.0L, static_cast<int>(code) - 127);
+}
+
+// An MX element under its block's e8m0 scale: value = element * 2^(code -
+// 127), every element NaN under the NaN scale (OCP MX v1.0, section 6.3).
+struct MxModel {
+  FormatModel element;
+
+  long double value(uint32_t element_code, uint32_t scale_code) const {
+    return element.value(element_code) * e8m0_value(scale_code);
+  }
+};
+
+inline const MxModel kMxfp4{kE2m1};
+
 // Rounds finite values to a format by table search.
 class Rounder {
  public:

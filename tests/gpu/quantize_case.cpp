@@ -33,12 +33,14 @@ const char* scaling_label(gg_block_scaling b) {
       return "_1x128";
     case GG_BLOCK_128X128:
       return "_128x128";
+    case GG_BLOCK_ROWWISE:
+      return "_rowwise";
   }
   return "_?";
 }
 
 int64_t scale_entry_bytes(gg_block_scaling b) {
-  return b == GG_BLOCK_1X128 || b == GG_BLOCK_128X128 ? 4 : 1;
+  return b == GG_BLOCK_1X128 || b == GG_BLOCK_128X128 || b == GG_BLOCK_ROWWISE ? 4 : 1;
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ uint32_t random_block_scale(gg_block_scaling scaling, CodeRange range, std::mt19
                     : std::uniform_int_distribution<uint32_t>(0, 0x7E)(rng);
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE:
       return window ? random_fp32_code(3, -2, 2, true, rng)
                     : random_fp32_code(24, -4, 4, true, rng);
     case GG_BLOCK_NONE:
@@ -47,6 +48,19 @@ std::vector<float> random_fp32_scales(size_t count, CodeRange range, std::mt1993
 
 uint32_t nan_code(gg_dtype dtype) {
   return dtype == GG_DTYPE_FP32 ? 0x7FC00000u : dtype == GG_DTYPE_BF16 ? 0x7FC0u : 0x7E00u;
+}
+
+// Scale index, along the contraction, of the element at `at` of that
+// dimension: blocks of `block` from 0, or along the tokens of a group from
+// the group's first block. A rowwise block is the whole contraction: index
+// 0, or along the tokens the group itself.
+int64_t contraction_block(gg_block_scaling scaling, const std::vector<ModelGroup>& groups,
+                          int32_t g, bool tokens, int64_t at) {
+  if (scaling == GG_BLOCK_ROWWISE) return tokens ? g : 0;
+  const int64_t bs = model_block_elements(scaling);
+  if (!tokens) return at / bs;
+  const size_t gi = static_cast<size_t>(g);
+  return model_first_block(groups, gi, bs) + (at - groups[gi].start) / bs;
 }
 
 }  // namespace
@@ -91,8 +105,14 @@ GemmCase::GemmCase(const GemmSetup& setup)
     if (f.block != GG_BLOCK_NONE) {
       const int64_t bs = model_block_elements(f.block);
       const bool square = f.block == GG_BLOCK_128X128;
-      const int64_t along = tokens_ragged ? model_block_capacity(setup_.m, bs, groups_)
-                                          : ceil_div(contraction_on_cols ? t.cols() : t.rows(), bs);
+      const int64_t contraction = contraction_on_cols ? t.cols() : t.rows();
+      int64_t along = 0;
+      if (f.block == GG_BLOCK_ROWWISE) {
+        along = tokens_ragged ? groups_ : 1;  // the whole contraction, or one per group
+      } else {
+        along = tokens_ragged ? model_block_capacity(setup_.m, bs, groups_)
+                              : ceil_div(contraction, bs);
+      }
       int64_t scale_rows = contraction_on_cols ? t.rows() : along;
       int64_t scale_cols = contraction_on_cols ? along : t.cols();
       if (square) {
@@ -151,22 +171,20 @@ uint32_t GemmCase::run() {
 }
 
 // lhs element for (token, other): ragged-M (row i, k); ragged-K (token t, p).
-long double GemmCase::lhs_value(int32_t g, const ModelGroup& group, int64_t token,
-                                int64_t other) const {
+long double GemmCase::lhs_value(int32_t g, int64_t token, int64_t other) const {
   const OperandFormat& f = setup_.lhs;
   const bool n_layout = setup_.lhs_layout == GG_LAYOUT_N;
   const int64_t r = n_layout ? token : other;
   const int64_t c = n_layout ? other : token;
   long double v = lhs.value(0, r, c);
   if (f.block != GG_BLOCK_NONE) {
-    const int64_t bs = model_block_elements(f.block);
     if (setup_.op == GG_OP_RAGGED_M) {
       // Blocks along K, one scale row (or column) per token.
-      v *= n_layout ? lhs.scale_value(0, token, other / bs) : lhs.scale_value(0, other / bs, token);
+      const int64_t block = contraction_block(f.block, model_, g, false, other);
+      v *= n_layout ? lhs.scale_value(0, token, block) : lhs.scale_value(0, block, token);
     } else {
       // Blocks along the tokens, restarting at the group start.
-      const int64_t block =
-          model_first_block(model_, static_cast<size_t>(g), bs) + (token - group.start) / bs;
+      const int64_t block = contraction_block(f.block, model_, g, true, token);
       v *= n_layout ? lhs.scale_value(0, block, other) : lhs.scale_value(0, other, block);
     }
   }
@@ -176,8 +194,7 @@ long double GemmCase::lhs_value(int32_t g, const ModelGroup& group, int64_t toke
 }
 
 // rhs element: ragged-M (k, n) of op(rhs[g]); ragged-K (token t, q).
-long double GemmCase::rhs_value(int32_t g, const ModelGroup& group, int64_t first,
-                                int64_t second) const {
+long double GemmCase::rhs_value(int32_t g, int64_t first, int64_t second) const {
   const OperandFormat& f = setup_.rhs;
   const bool n_layout = setup_.rhs_layout == GG_LAYOUT_N;
   const bool ragged_m = setup_.op == GG_OP_RAGGED_M;
@@ -188,10 +205,7 @@ long double GemmCase::rhs_value(int32_t g, const ModelGroup& group, int64_t firs
   if (f.block == GG_BLOCK_128X128) {
     v *= rhs.scale_value(matrix, r / 128, c / 128);
   } else if (f.block != GG_BLOCK_NONE) {
-    const int64_t bs = model_block_elements(f.block);
-    const int64_t block = ragged_m ? first / bs
-                                   : model_first_block(model_, static_cast<size_t>(g), bs) +
-                                         (first - group.start) / bs;
+    const int64_t block = contraction_block(f.block, model_, g, !ragged_m, first);
     v *= n_layout ? rhs.scale_value(matrix, block, second) : rhs.scale_value(matrix, second, block);
   }
   if (f.extent == GG_SCALE_TENSOR) v *= rhs.scale()[0];
@@ -240,12 +254,12 @@ int64_t GemmCase::check() const {
     std::vector<long double> b(static_cast<size_t>(out_cols * depth));
     for (int64_t d = 0; d < depth; ++d) {
       for (int64_t i = 0; i < rows; ++i) {
-        a[static_cast<size_t>(i * depth + d)] = ragged_m ? lhs_value(g, group, group.start + i, d)
-                                                         : lhs_value(g, group, group.start + d, i);
+        a[static_cast<size_t>(i * depth + d)] = ragged_m ? lhs_value(g, group.start + i, d)
+                                                         : lhs_value(g, group.start + d, i);
       }
       for (int64_t j = 0; j < out_cols; ++j) {
         b[static_cast<size_t>(j * depth + d)] =
-            ragged_m ? rhs_value(g, group, d, j) : rhs_value(g, group, group.start + d, j);
+            ragged_m ? rhs_value(g, d, j) : rhs_value(g, group.start + d, j);
       }
     }
     const int32_t matrix = ragged_m ? 0 : g;

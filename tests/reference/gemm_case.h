@@ -69,8 +69,8 @@ class GemmCase {
   HostTensor lhs, rhs, out, bias;
 
  private:
-  long double lhs_value(int32_t g, const ModelGroup& group, int64_t token, int64_t other) const;
-  long double rhs_value(int32_t g, const ModelGroup& group, int64_t first, int64_t second) const;
+  long double lhs_value(int32_t g, int64_t token, int64_t other) const;
+  long double rhs_value(int32_t g, int64_t first, int64_t second) const;
   long double epilogue(int32_t g, size_t out_at, long double sum, long double magnitude,
                        int64_t terms, long double* error_bound) const;
   bool exact() const;

@@ -9,7 +9,9 @@ namespace gg::test {
 namespace {
 
 int64_t scale_entry_bytes(gg_block_scaling scaling) {
-  return scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128 ? 4 : 1;
+  return scaling == GG_BLOCK_1X128 || scaling == GG_BLOCK_128X128 || scaling == GG_BLOCK_ROWWISE
+             ? 4
+             : 1;
 }
 
 // Garbage for padding: every byte 0xFF is a NaN in every format but e2m1.
@@ -165,6 +167,7 @@ long double HostTensor::scale_value(int32_t g, int64_t i, int64_t j) const {
       return model_value(GG_DTYPE_E4M3, code & 0x7Fu);
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
+    case GG_BLOCK_ROWWISE:
       return model_value(GG_DTYPE_FP32, code);
     case GG_BLOCK_NONE:
       break;

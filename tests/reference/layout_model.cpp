@@ -29,6 +29,8 @@ int64_t model_block_elements(gg_block_scaling scaling) {
     case GG_BLOCK_1X128:
     case GG_BLOCK_128X128:
       return 128;
+    case GG_BLOCK_ROWWISE:
+      return 0;
     case GG_BLOCK_NONE:
       break;
   }

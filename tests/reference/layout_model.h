@@ -22,7 +22,8 @@ struct ModelGroup {
 std::vector<ModelGroup> model_groups(const std::vector<int64_t>& sizes,
                                      const std::vector<int64_t>& offsets, int64_t m);
 
-// Elements per scale block (1 for GG_BLOCK_NONE).
+// Elements per scale block (1 for GG_BLOCK_NONE; 0 for GG_BLOCK_ROWWISE,
+// whose block is the whole dimension, or along the tokens the whole group).
 int64_t model_block_elements(gg_block_scaling scaling);
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

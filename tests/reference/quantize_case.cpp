@@ -54,10 +54,17 @@ QuantizeCase::QuantizeCase(const QuantizeSetup& setup)
     HostTensor out(f.dtype, matrices, rows, cols, 2, false);
     if (f.block != GG_BLOCK_NONE) {
       // Blocks along the output's columns; along a ragged input's tokens
-      // (the columnwise output's columns) they restart at every group.
+      // (the columnwise output's columns) they restart at every group. A
+      // rowwise block is the whole row there, or the whole group: one
+      // column per group.
       const bool token_cols = columnwise_output && !setup.stacked;
-      const int64_t scale_cols =
-          token_cols ? model_block_capacity(setup.rows, bs, groups_) : ceil_div(cols, bs);
+      int64_t scale_cols = 0;
+      if (f.block == GG_BLOCK_ROWWISE) {
+        scale_cols = token_cols ? groups_ : 1;
+      } else {
+        scale_cols =
+            token_cols ? model_block_capacity(setup.rows, bs, groups_) : ceil_div(cols, bs);
+      }
       out.allocate_block_scales(f.block, square ? ceil_div(rows, bs) : rows, scale_cols);
     }
     if (f.extent != GG_SCALE_NONE) {
@@ -118,6 +125,17 @@ std::vector<QuantizeCase::Block> QuantizeCase::blocks(bool columnwise_output, in
       all.push_back({matrix, 0, setup_.k, group.start, end, -1, -1});
     } else {
       all.push_back({matrix, group.start, end, 0, setup_.k, -1, -1});
+    }
+  } else if (scaling == GG_BLOCK_ROWWISE) {
+    // One block per output row: the whole K, or the group's tokens (an
+    // empty group's rows are blocks too, and their scale entry is column g).
+    if (columnwise_output) {
+      const int64_t column = setup_.stacked ? 0 : g;
+      for (int64_t kk = 0; kk < setup_.k; ++kk)
+        all.push_back({matrix, kk, kk + 1, group.start, end, kk, column});
+    } else {
+      for (int64_t r = group.start; r < end; ++r)
+        all.push_back({matrix, r, r + 1, 0, setup_.k, r, 0});
     }
   } else if (scaling == GG_BLOCK_128X128) {
     // Stacked weights: 128 x 128 tiles of each output matrix.
@@ -190,7 +208,8 @@ void QuantizeCase::check_output(bool columnwise_output, const HostTensor& out) c
       }
       switch (f.block) {
         case GG_BLOCK_1X128:
-        case GG_BLOCK_128X128: {
+        case GG_BLOCK_128X128:
+        case GG_BLOCK_ROWWISE: {
           const float s = model_fp8_scale(block_amax, f.dtype);
           memcpy(&model_scale_code, &s, sizeof s);
           break;
@@ -221,6 +240,7 @@ void QuantizeCase::check_output(bool columnwise_output, const HostTensor& out) c
               break;
             case GG_BLOCK_1X128:
             case GG_BLOCK_128X128:
+            case GG_BLOCK_ROWWISE:
               want = model_fp8_code(x, float_of(model_scale_code), f.dtype);
               step = float_of(model_scale_code);
               break;

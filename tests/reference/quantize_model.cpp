@@ -27,18 +27,18 @@ uint32_t model_fp8_code(float x, float scale, gg_dtype fp8) {
   return rounded_code(fp8, quotient);
 }
 
-uint8_t model_mx_scale(float amax, gg_dtype fp8) {
+uint8_t model_mx_scale(float amax, gg_dtype element) {
   if (!isfinite(amax)) return 0xFF;
   if (amax < FLT_MIN) return 0;
   int exponent;
   frexpf(amax, &exponent);  // amax = f * 2^exponent, f in [0.5, 1)
-  const int emax = fp8 == GG_DTYPE_E4M3 ? 8 : 15;
+  const int emax = element == GG_DTYPE_E4M3 ? 8 : element == GG_DTYPE_E5M2 ? 15 : 2;
   const int x = exponent - 1 - emax;
   return static_cast<uint8_t>((x < -127 ? -127 : x > 127 ? 127 : x) + 127);
 }
 
-uint32_t model_mx_code(float x, uint8_t scale, gg_dtype fp8) {
-  return rounded_code(fp8, ldexpl(x, 127 - static_cast<int>(scale)));
+uint32_t model_mx_code(float x, uint8_t scale, gg_dtype element) {
+  return rounded_code(element, ldexpl(x, 127 - static_cast<int>(scale)));
 }
 
 float model_nvfp4_tensor_scale(float amax) { return usable_or_one(amax / 2688.0f); }

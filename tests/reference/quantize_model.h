@@ -10,17 +10,18 @@
 
 namespace gg::test {
 
-// fp8 current scaling: amax / fp8 max in fp32, 1 unless positive and finite.
+// fp8 current scaling (and each 1x128, 128x128 or rowwise block's scale):
+// amax / fp8 max in fp32, 1 unless positive and finite.
 float model_fp8_scale(float amax, gg_dtype fp8);
 // fp8(x / scale): an fp32 division, then nearest even, saturating.
 uint32_t model_fp8_code(float x, float scale, gg_dtype fp8);
 
-// MX: e8m0 code of X = floor(log2(amax)) - emax (8 for e4m3, 15 for e5m2),
-// clamped to [-127, 127]; amax 0 or subnormal gives code 0, inf or NaN the
-// NaN code 0xFF.
-uint8_t model_mx_scale(float amax, gg_dtype fp8);
-// fp8(x / 2^X), one rounding, saturating.
-uint32_t model_mx_code(float x, uint8_t scale, gg_dtype fp8);
+// MX: e8m0 code of X = floor(log2(amax)) - emax (8 for e4m3, 15 for e5m2,
+// 2 for e2m1), clamped to [-127, 127]; amax 0 or subnormal gives code 0, inf
+// or NaN the NaN code 0xFF.
+uint8_t model_mx_scale(float amax, gg_dtype element);
+// element(x / 2^X), one rounding, saturating.
+uint32_t model_mx_code(float x, uint8_t scale, gg_dtype element);
 
 // NVFP4: tensor scale amax / 2688 (fp32; 1 unless positive and finite);
 // block scale ue4m3((block_amax / 6) / tensor_scale) with two fp32

@@ -1,6 +1,8 @@
 // The reference grouped GEMM on scaled formats: fp8 with per-tensor and
-// per-group scales, fp8 with 1x128 / 128x128 fp32 block scales, mxfp8 and
-// nvfp4, on both ops, every layout and pointer arrays. Block-scale positions
+// per-group scales, fp8 with 1x128 / 128x128 and rowwise fp32 block scales,
+// mxfp8, mxfp4 and their mixes, nvfp4, and weight-only products (bf16 / fp16
+// lhs, quantized rhs), on both ops, every layout and pointer arrays, and on
+// edge group sizes. Block-scale positions
 // are recomputed in gemm_case.cpp from the layout rules, including the
 // token blocks that restart at every group start in ragged-K. kWindow cases
 // must match the model bit for bit; kFull cases draw every finite element
@@ -19,7 +21,7 @@ namespace {
 struct Recipe {
   const char* name;
   OperandFormat lhs, rhs;
-  bool ragged_k;  // 128x128 weights exist for ragged-M only
+  bool ragged_k;  // 128x128 and weight-only (16-bit x quantized) are ragged-M only
 };
 
 const std::vector<Recipe>& recipes() {
@@ -60,6 +62,45 @@ const std::vector<Recipe>& recipes() {
        {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
        {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
        true},
+      {"fp8_rowwise_e4m3",
+       {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE},
+       {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE},
+       true},
+      {"fp8_rowwise_e5m2_x_e4m3",
+       {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE},
+       {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE},
+       true},
+      {"mxfp4",
+       {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE},
+       {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE},
+       true},
+      {"mxfp8_e4m3_x_mxfp4",
+       {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE},
+       {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE},
+       true},
+      {"mxfp4_x_mxfp8_e5m2",
+       {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE},
+       {GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE},
+       true},
+      // Weight-only: 16-bit activations times quantized weights, ragged-M.
+      {"bf16_x_fp8_e4m3_tensor",
+       {GG_DTYPE_BF16},
+       {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR},
+       false},
+      {"fp16_x_fp8_e5m2_group",
+       {GG_DTYPE_FP16},
+       {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP},
+       false},
+      {"bf16_x_fp8_rowwise",
+       {GG_DTYPE_BF16},
+       {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE},
+       false},
+      {"bf16_x_mxfp8_e4m3", {GG_DTYPE_BF16}, {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}, false},
+      {"bf16_x_mxfp4", {GG_DTYPE_BF16}, {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE}, false},
+      {"fp16_x_nvfp4_group",
+       {GG_DTYPE_FP16},
+       {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP},
+       false},
   };
   return all;
 }
@@ -145,6 +186,87 @@ TEST_P(ScaledGemm, MatchesModel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ScaledGemm, ::testing::ValuesIn(params()), param_name);
+
+// Every recipe on edge sizes: groups of 0, 1, 31 and 33 rows with rows
+// left past the last group, all tokens in one group, every group empty.
+// A contraction of 66 ends in a partial block of every block size.
+using EdgeParam = std::tuple<size_t, size_t, size_t>;  // recipe, variant, sizes
+class ScaledGemmEdges : public ::testing::TestWithParam<EdgeParam> {};
+
+const std::vector<std::vector<int64_t>>& edge_sizes() {
+  static const std::vector<std::vector<int64_t>> all = {
+      {0, 1, 31, 33}, {70}, {0, 0, 0}, {33, 31, 1, 0, 5}};
+  return all;
+}
+
+std::vector<EdgeParam> edge_params() {
+  std::vector<EdgeParam> all;
+  for (size_t r = 0; r < recipes().size(); ++r)
+    for (size_t v = 0; v < variants().size(); ++v)
+      if (!variants()[v].pointer_array &&
+          (variants()[v].op == GG_OP_RAGGED_M || recipes()[r].ragged_k))
+        for (size_t sizes = 0; sizes < edge_sizes().size(); ++sizes) all.emplace_back(r, v, sizes);
+  return all;
+}
+
+std::string edge_param_name(const ::testing::TestParamInfo<EdgeParam>& param_info) {
+  const auto& [recipe, variant, sizes] = param_info.param;
+  const Param named{recipe, variant, CodeRange::kWindow};
+  return param_name({named, param_info.index}) + "_sizes" + std::to_string(sizes);
+}
+
+TEST_P(ScaledGemmEdges, MatchesModel) {
+  const auto& [recipe_index, variant_index, sizes_index] = GetParam();
+  const Recipe& recipe = recipes()[recipe_index];
+  const Variant v = variants()[variant_index];
+  GemmSetup s;
+  s.op = v.op;
+  s.lhs = recipe.lhs;
+  s.rhs = recipe.rhs;
+  s.lhs_layout = v.lhs_layout;
+  s.rhs_layout = v.rhs_layout;
+  s.out_dtype = GG_DTYPE_BF16;
+  s.m = 70;
+  s.n = 10;
+  s.k = 66;
+  s.p = 6;
+  s.q = 4;
+  s.sizes = edge_sizes()[sizes_index];
+  s.seed = static_cast<uint32_t>(recipe_index * 1000 + variant_index * 10 + sizes_index);
+  GemmCase c(s);
+  EXPECT_EQ(c.run(), 0u);
+  c.check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ScaledGemmEdges, ::testing::ValuesIn(edge_params()),
+                         edge_param_name);
+
+TEST(ScaledGemmValues, RowwiseScalesApplyPerRowAndPerGroup) {
+  // Ragged-K, both operands fp8 rowwise along the tokens: every element 1,
+  // lhs scale of (group g, row p) 2^g and rhs scales 1, so out[g](p, q) is
+  // size_g * 2^g exactly.
+  GemmSetup s;
+  s.op = GG_OP_RAGGED_K;
+  s.lhs = {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
+  s.rhs = {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
+  s.m = 12;
+  s.p = 2;
+  s.q = 3;
+  s.sizes = {5, 0, 7};
+  GemmCase c(s);
+  c.lhs.fill_code(0x38);  // e4m3 1.0
+  c.rhs.fill_code(0x38);
+  for (int32_t g = 0; g < 3; ++g) {
+    for (int64_t p = 0; p < 2; ++p)
+      c.lhs.set_scale_code(0, g, p, 0x3F800000u + (static_cast<uint32_t>(g) << 23));
+    for (int64_t q = 0; q < 3; ++q) c.rhs.set_scale_code(0, g, q, 0x3F800000u);
+  }
+  c.run();
+  c.check();
+  EXPECT_EQ(c.out.value(0, 1, 2), 5.0L);
+  EXPECT_EQ(c.out.value(1, 0, 0), 0.0L);
+  EXPECT_EQ(c.out.value(2, 1, 1), 28.0L);
+}
 
 TEST(ScaledGemmValues, MxScalesApplyPerBlockOfThirtyTwo) {
   // Every element 1.0 and block j's scale 2^j: an output of group 0 is

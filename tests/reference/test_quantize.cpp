@@ -1,10 +1,12 @@
 // The reference grouped quantize against quantize_model.h: every output
-// format, rowwise and columnwise, ragged (blocks of the columnwise output
-// restarting at every group start) and stacked weights (128 x 128 tiles
-// included), per-group amax, edge group sizes (0, 1, 31, 33, unaligned
-// starts), rows past the last group left untouched, and bad sizes.
+// format (mxfp4 and fp8 rowwise included), rowwise and columnwise, ragged
+// (blocks of the columnwise output restarting at every group start) and
+// stacked weights (128 x 128 tiles included), per-group amax, edge group
+// sizes (0, 1, 31, 33, unaligned starts), rows past the last group left
+// untouched, and bad sizes.
 #include <gtest/gtest.h>
 #include <math.h>
+#include <string.h>
 
 #include <string>
 #include <tuple>
@@ -34,6 +36,11 @@ const std::vector<Named>& formats() {
       {"mxfp8_e5m2", {GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE}, true},
       {"nvfp4_tensor", {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, true},
       {"nvfp4_group", {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP}, true},
+      {"mxfp4", {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE}, true},
+      // One fp32 scale per output row: per token rowwise, per (k, group)
+      // columnwise, every group's entry written (1 for an empty group).
+      {"fp8_e4m3_rowwise", {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE}, true},
+      {"fp8_e5m2_rowwise", {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE}, true},
       // Without an fp32 scale output the scale is 1: a saturating cast, and
       // nvfp4 block scales relative to 1.
       {"fp8_e4m3_unscaled", {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_NONE}, true},
@@ -192,6 +199,30 @@ TEST(QuantizeGroups, OneGroupOfOneRow) {
     SCOPED_TRACE(named.name);
     c.check();
   }
+}
+
+TEST(QuantizeValues, RowwiseScaleIsTheRowAmaxOverTheFp8Max) {
+  // Row 0 of group 1 holds 3 and -5 (amax 5), the rest 0; the scale is
+  // 5 / 448 as an fp32 division, not a power of two, and -5 codes as -448.
+  const QuantizeFormat rowwise{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
+  QuantizeSetup s = ragged_setup(rowwise, GG_DTYPE_FP32);
+  s.sizes = {2, 3, 0};
+  QuantizeCase c(s);
+  for (int64_t r = 0; r < s.rows; ++r)
+    for (int64_t k = 0; k < s.k; ++k) c.input.set_code(0, r, k, 0);
+  c.input.set_code(0, 2, 5, 0x40400000u);  // 3
+  c.input.set_code(0, 2, 9, 0xC0A00000u);  // -5
+  EXPECT_EQ(c.run(), 0u);
+  c.check();
+  const float scale = 5.0f / 448.0f;
+  uint32_t scale_bits;
+  memcpy(&scale_bits, &scale, sizeof scale);
+  EXPECT_EQ(c.rowwise.scale_code(0, 2, 0), scale_bits);
+  EXPECT_EQ(c.rowwise.scale_code(0, 3, 0), 0x3F800000u);  // a zero row: 1
+  EXPECT_EQ(c.rowwise.code(0, 2, 9), 0xFEu);              // -448
+  // Columnwise: one scale per (k, group); the empty group 2 gets 1.
+  EXPECT_EQ(c.columnwise.scale_code(0, 9, 1), scale_bits);
+  EXPECT_EQ(c.columnwise.scale_code(0, 9, 2), 0x3F800000u);
 }
 
 TEST(QuantizeValues, NanInputMakesAmaxAndMxScaleNan) {

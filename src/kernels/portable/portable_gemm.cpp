@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "api/describe.h"
 #include "api/error.h"
 #include "api/log.h"
 #include "api/names.h"
@@ -101,9 +102,9 @@ int64_t max_tiles(const gg_gemm_desc& d, const GemmShape& shape, const TileConfi
 
 bool portable_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   if (!is_16bit_float(d.lhs.dtype) || d.rhs.dtype != d.lhs.dtype) {
-    return reject(why_not, std::string("lhs ") + api::dtype_name(d.lhs.dtype) + " x rhs " +
-                               api::dtype_name(d.rhs.dtype) +
-                               " is not supported (bf16 x bf16 or fp16 x fp16 only)");
+    return reject(why_not, "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs) +
+                               " is not supported (bf16 x bf16 or fp16 x fp16 only; "
+                               "GG_PATH_REFERENCE computes every format)");
   }
   if (is_scaled(d.lhs) || is_scaled(d.rhs)) {
     return reject(why_not, "block or fp32 scales on " + std::string(api::dtype_name(d.lhs.dtype)) +

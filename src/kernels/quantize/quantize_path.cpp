@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "api/describe.h"
 #include "api/error.h"
 #include "api/log.h"
 #include "common/groups.h"
@@ -61,7 +62,23 @@ quantize::OutputParams output_of(const gg_tensor& t, bool columnwise, bool stack
   return out;
 }
 
+// The output formats whose codes and scales the kernel has no policy for.
+bool kernel_writes(const gg_tensor& output, const char* name, std::string* why_not) {
+  if (output.data == nullptr) return true;
+  const bool mxfp4 = output.block_scaling == GG_BLOCK_MX32 && output.dtype == GG_DTYPE_E2M1;
+  if (!mxfp4 && output.block_scaling != GG_BLOCK_ROWWISE) return true;
+  *why_not = std::string("grouped_quantize: ") + name + " (" + api::format_name(output) +
+             "): the GPU quantizer does not write this format; GG_PATH_REFERENCE computes it "
+             "on the CPU";
+  return false;
+}
+
 }  // namespace
+
+bool gpu_quantize_supports(const gg_quantize_desc& desc, std::string* why_not) {
+  return kernel_writes(desc.rowwise, "desc->rowwise", why_not) &&
+         kernel_writes(desc.columnwise, "desc->columnwise", why_not);
+}
 
 size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc) {
   return quantize::quantize_scratch_bytes(desc.num_groups);

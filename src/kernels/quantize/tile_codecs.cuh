@@ -129,7 +129,7 @@ struct Nvfp4 {
   }
 };
 
-// Calls f(codec) with the codec of `out` (the formats the API accepts:
+// Calls f(codec) with the codec of `out` (the formats gpu_quantize_supports accepts:
 // fp8 e4m3 / e5m2 with a tensor or group scale, 1x128 or 128x128; mxfp8
 // e4m3 / e5m2; nvfp4). `outer` is the output's fp32 group or tensor scale.
 template <class F>
@@ -154,6 +154,8 @@ __device__ void with_codec(const OutputParams& out, float outer, F&& f) {
       return;
     case GG_BLOCK_NV16:
       f(Nvfp4{outer});
+      return;
+    case GG_BLOCK_ROWWISE:  // refused by gpu_quantize_supports, as mxfp4 is
       return;
   }
 }

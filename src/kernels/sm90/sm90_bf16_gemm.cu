@@ -62,6 +62,7 @@
 #include <string>
 #include <type_traits>
 
+#include "api/describe.h"
 #include "api/error.h"
 #include "api/log.h"
 #include "common/groups.h"
@@ -712,7 +713,9 @@ namespace gg {
 bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   const bool sixteen_bit = d.lhs.dtype == GG_DTYPE_BF16 || d.lhs.dtype == GG_DTYPE_FP16;
   if (!sixteen_bit || d.rhs.dtype != d.lhs.dtype) {
-    *why_not = "sm90 path: bf16 or fp16 inputs (of one type) only";
+    *why_not = "sm90 path: lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs) +
+               " is not supported (bf16 or fp16 inputs of one type only; GG_PATH_REFERENCE "
+               "computes every format)";
     return false;
   }
   if (d.num_groups > kSm90MaxGroups) {
