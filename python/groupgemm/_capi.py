@@ -60,6 +60,7 @@ class BlockScaling(enum.IntEnum):
     NV16 = 2
     _1X128 = 3  # C: GG_BLOCK_1X128 (a Python name cannot start with a digit)
     _128X128 = 4
+    ROWWISE = 5
 
 
 class ScaleExtent(enum.IntEnum):
