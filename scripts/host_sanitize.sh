@@ -16,7 +16,7 @@ configure_log=$(cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInf
   -DCMAKE_SHARED_LINKER_FLAGS="$flags" "${compiler_launchers[@]}") || { echo "$configure_log"; exit 1; }
 # Every target a "cpu" test runs.
 cmake --build "$build" -j"$(nproc)" --target api_test test_reference test_plan formats_test \
-  groupgemm groupgemm_cli
+  groupgemm groupgemm_cli c_api_minute
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 ctest --test-dir "$build" -L cpu -j"$(nproc)" --output-on-failure --timeout 900
