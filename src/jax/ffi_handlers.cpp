@@ -3,9 +3,16 @@
 // Six handlers, one per operation and platform, exported as C symbols for
 // jax.ffi.register_ffi_target (python/groupgemm/jax/_ffi.py):
 //
-//   gg_jax_ragged_m_cuda / _cpu   out[g rows] = alpha * lhs[g rows] . op(rhs[g]) (+ bias[g])
-//   gg_jax_ragged_k_cuda / _cpu   out[g] = alpha * a[g rows]^T . b[g rows]
+//   gg_jax_ragged_m_cuda / _cpu   out[g rows] = alpha_g * lhs[g rows] . op(rhs[g]) (+ bias[g])
+//   gg_jax_ragged_k_cuda / _cpu   out[g] = alpha_g * a[g rows]^T . b[g rows]
 //   gg_jax_quantize_cuda / _cpu   grouped quantize: rowwise and/or columnwise, amax
+//
+// A GEMM operand comes as three buffers, its data, block scales and fp32
+// scale (the last two empty for a 16-bit operand), with its block scaling
+// and scale extent as attributes; its element type is its data's (fp8 as
+// itself, e2m1 two per byte as uint8). Layouts are the C layouts of the
+// stored buffers: the front end has worked them out (a columnwise quantized
+// copy is stored transposed). alpha is a host value, or an fp32 buffer [G].
 //
 // Each builds a gg_gemm_desc or gg_quantize_desc from the buffers XLA hands
 // over and calls the C API: this file knows nothing of kernels. Every result
@@ -39,33 +46,77 @@ namespace ffi = xla::ffi;
 
 namespace {
 
+ffi::Error invalid(const std::string& message) {
+  return ffi::Error::InvalidArgument("groupgemm: " + message);
+}
+
+// The element type a buffer holds: 16-bit and fp32 as themselves, fp8 as
+// itself, e2m1 two per byte (the even element in the low nibble) as uint8.
 bool to_dtype(ffi::DataType type, gg_dtype* out) {
   switch (type) {
     case ffi::DataType::BF16: *out = GG_DTYPE_BF16; return true;
     case ffi::DataType::F16: *out = GG_DTYPE_FP16; return true;
     case ffi::DataType::F32: *out = GG_DTYPE_FP32; return true;
+    case ffi::DataType::F8E4M3FN: *out = GG_DTYPE_E4M3; return true;
+    case ffi::DataType::F8E5M2: *out = GG_DTYPE_E5M2; return true;
+    case ffi::DataType::U8: *out = GG_DTYPE_E2M1; return true;
     default: return false;
   }
 }
 
-ffi::Error invalid(const std::string& message) {
-  return ffi::Error::InvalidArgument("groupgemm: " + message);
-}
-
-// A packed row-major view of `buffer` (strides 0: packed).
-ffi::Error view(const char* name, ffi::AnyBuffer buffer, gg_tensor* tensor) {
-  *tensor = gg_tensor{};
-  if (!to_dtype(buffer.element_type(), &tensor->dtype)) {
-    return invalid(std::string(name) + ": element type is not bf16, fp16 or fp32");
-  }
-  const auto dims = buffer.dimensions();
-  if (dims.size() < 2 || dims.size() > 3) {
-    return invalid(std::string(name) + ": expected rank 2 or 3");
-  }
-  tensor->data = buffer.untyped_data();
+// tensor's rank and shape, in elements, from `dims`, the buffer's: e2m1
+// holds two elements per byte of the last dimension.
+ffi::Error fill_shape(const std::string& name, ffi::AnyBuffer::Dimensions dims,
+                      gg_tensor* tensor) {
+  if (dims.size() < 2 || dims.size() > 3) return invalid(name + ": expected rank 2 or 3");
   tensor->rank = static_cast<int32_t>(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) tensor->shape[i] = dims[i];
+  if (tensor->dtype == GG_DTYPE_E2M1) tensor->shape[tensor->rank - 1] *= 2;
   return ffi::Error::Success();
+}
+
+// A packed row-major view of `buffer` (strides 0: packed): the output, the
+// bias, the input of a quantize.
+ffi::Error view(const std::string& name, ffi::AnyBuffer buffer, gg_tensor* tensor) {
+  *tensor = gg_tensor{};
+  if (!to_dtype(buffer.element_type(), &tensor->dtype) || tensor->dtype > GG_DTYPE_FP32) {
+    return invalid(name + ": element type is not bf16, fp16 or fp32");
+  }
+  tensor->data = buffer.untyped_data();
+  return fill_shape(name, buffer.dimensions(), tensor);
+}
+
+// A quantized array's buffers (a GEMM operand, or a quantize output): its
+// data, block scales and fp32 scale. Those its format has no use for are
+// empty placeholders, and so are both scales of a 16-bit operand.
+struct OperandBuffers {
+  ffi::AnyBuffer data, block_scales, scale;
+};
+
+// The block scales and the fp32 scale have no shape in a gg_tensor: the
+// front end sizes them by the library's rules (core.quantize_arrays).
+void fill_scales(int32_t block_scaling, int32_t scale_extent, const OperandBuffers& buffers,
+                 gg_tensor* tensor) {
+  tensor->block_scaling = static_cast<gg_block_scaling>(block_scaling);
+  if (block_scaling != GG_BLOCK_NONE) tensor->block_scales = buffers.block_scales.untyped_data();
+  tensor->scale_extent = static_cast<gg_scale_extent>(scale_extent);
+  if (scale_extent != GG_SCALE_NONE) {
+    tensor->scale = static_cast<float*>(buffers.scale.untyped_data());
+  }
+}
+
+// A GEMM operand as stored: 16-bit, or quantized in the format its data's
+// element type and the two scaling attributes name. The library checks the
+// pairing of the two operands' formats.
+ffi::Error operand_view(const std::string& name, const OperandBuffers& buffers,
+                        int32_t block_scaling, int32_t scale_extent, gg_tensor* tensor) {
+  *tensor = gg_tensor{};
+  if (!to_dtype(buffers.data.element_type(), &tensor->dtype)) {
+    return invalid(name + ": element type is not bf16, fp16, fp32, fp8 or packed e2m1 (uint8)");
+  }
+  tensor->data = buffers.data.untyped_data();
+  fill_scales(block_scaling, scale_extent, buffers, tensor);
+  return fill_shape(name, buffers.data.dimensions(), tensor);
 }
 
 // Fills desc->num_groups and desc->group_sizes (a gg_gemm_desc or a
@@ -88,8 +139,11 @@ ffi::Error status_error(gg_status status) {
   if (status == GG_STATUS_SUCCESS) return ffi::Error::Success();
   const std::string message = std::string("groupgemm: ") + gg_status_string(status) + ": " +
                               gg_last_error();
-  return status == GG_STATUS_INVALID_ARGUMENT ? ffi::Error::InvalidArgument(message)
-                                              : ffi::Error::Internal(message);
+  switch (status) {
+    case GG_STATUS_INVALID_ARGUMENT: return ffi::Error::InvalidArgument(message);
+    case GG_STATUS_NOT_SUPPORTED: return ffi::Error(ffi::ErrorCode::kUnimplemented, message);
+    default: return ffi::Error::Internal(message);
+  }
 }
 
 ffi::Error cuda_error(cudaError_t error, const char* what) {
@@ -97,47 +151,75 @@ ffi::Error cuda_error(cudaError_t error, const char* what) {
   return ffi::Error::Internal(std::string("groupgemm: ") + what + ": " + cudaGetErrorString(error));
 }
 
-// ragged-M: lhs [M, K]; rhs [G, K, N] (rhs_layout 0) or [G, N, K] (1); bias
-// [G, N] when has_bias, else ignored; out [M, N].
-ffi::Error describe_ragged_m(ffi::AnyBuffer lhs, ffi::AnyBuffer rhs, ffi::AnyBuffer group_sizes,
-                             ffi::AnyBuffer bias, ffi::AnyBuffer out, int32_t rhs_layout,
-                             int32_t has_bias, float alpha, gg_path path, gg_gemm_desc* desc) {
+// A product's attributes: each operand's scaling (gg_block_scaling,
+// gg_scale_extent; 0 for a 16-bit operand) and C layout, whether there is a
+// bias (ragged-M; 0 for ragged-K), alpha (the host value, or per_group_alpha:
+// the alpha buffer [G]), and whether the flags are read.
+struct GemmOptions {
+  int32_t lhs_block_scaling, lhs_scale_extent, lhs_layout;
+  int32_t rhs_block_scaling, rhs_scale_extent, rhs_layout;
+  int32_t has_bias;
+  int32_t per_group_alpha;
+  float alpha;
+  int32_t flags;
+};
+
+// What both ops share: the sizes, the operands, the output, alpha.
+ffi::Error describe_gemm(gg_op op, const char* lhs_name, const OperandBuffers& lhs,
+                         const char* rhs_name, const OperandBuffers& rhs,
+                         ffi::AnyBuffer group_sizes, ffi::AnyBuffer alpha, ffi::AnyBuffer out,
+                         const GemmOptions& options, gg_path path, gg_gemm_desc* desc) {
   *desc = gg_gemm_desc{};
-  desc->op = GG_OP_RAGGED_M;
+  desc->op = op;
   if (ffi::Error e = sizes_view(group_sizes, desc); e.failure()) return e;
-  if (ffi::Error e = view("lhs", lhs, &desc->lhs); e.failure()) return e;
-  if (ffi::Error e = view("rhs", rhs, &desc->rhs); e.failure()) return e;
-  if (ffi::Error e = view("out", out, &desc->out); e.failure()) return e;
-  if (has_bias != 0) {
-    if (ffi::Error e = view("bias", bias, &desc->bias); e.failure()) return e;
+  ffi::Error e = operand_view(lhs_name, lhs, options.lhs_block_scaling, options.lhs_scale_extent,
+                              &desc->lhs);
+  if (e.failure()) return e;
+  e = operand_view(rhs_name, rhs, options.rhs_block_scaling, options.rhs_scale_extent, &desc->rhs);
+  if (e.failure()) return e;
+  e = view("out", out, &desc->out);
+  if (e.failure()) return e;
+  desc->lhs_layout = static_cast<gg_layout>(options.lhs_layout);
+  desc->rhs_layout = static_cast<gg_layout>(options.rhs_layout);
+  if (options.per_group_alpha != 0) {
+    const auto dims = alpha.dimensions();
+    if (alpha.element_type() != ffi::DataType::F32 || dims.size() != 1 ||
+        dims[0] != desc->num_groups) {
+      return invalid("alpha: expected an fp32 array [G]");
+    }
+    desc->alpha.per_group = static_cast<const float*>(alpha.untyped_data());
+  } else {
+    desc->alpha.value = options.alpha;
   }
-  if (rhs_layout != GG_LAYOUT_N && rhs_layout != GG_LAYOUT_T) {
-    return invalid("rhs_layout: expected 0 ([G, K, N]) or 1 ([G, N, K])");
-  }
-  desc->lhs_layout = GG_LAYOUT_N;
-  desc->rhs_layout = static_cast<gg_layout>(rhs_layout);
-  desc->alpha.value = alpha;
   desc->beta.value = 0.0f;
   desc->path = path;
+  return ffi::Error::Success();
+}
+
+// ragged-M: lhs [M, K]; rhs [G, K, N] (rhs_layout N) or [G, N, K] (T); bias
+// [G, N] when has_bias, else ignored; out [M, N].
+ffi::Error describe_ragged_m(const OperandBuffers& lhs, const OperandBuffers& rhs,
+                             ffi::AnyBuffer group_sizes, ffi::AnyBuffer bias, ffi::AnyBuffer alpha,
+                             ffi::AnyBuffer out, const GemmOptions& options, gg_path path,
+                             gg_gemm_desc* desc) {
+  ffi::Error e = describe_gemm(GG_OP_RAGGED_M, "lhs", lhs, "rhs", rhs, group_sizes, alpha, out,
+                               options, path, desc);
+  if (e.failure()) return e;
+  if (options.has_bias != 0) {
+    e = view("bias", bias, &desc->bias);
+    if (e.failure()) return e;
+  }
   desc->flags = GG_GEMM_ZERO_UNUSED_ROWS;  // jax.lax.ragged_dot's rows past the groups
   return ffi::Error::Success();
 }
 
-// ragged-K: a [T, P], b [T, Q], out [G, P, Q].
-ffi::Error describe_ragged_k(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer group_sizes,
-                             ffi::AnyBuffer out, float alpha, gg_path path, gg_gemm_desc* desc) {
-  *desc = gg_gemm_desc{};
-  desc->op = GG_OP_RAGGED_K;
-  if (ffi::Error e = sizes_view(group_sizes, desc); e.failure()) return e;
-  if (ffi::Error e = view("a", a, &desc->lhs); e.failure()) return e;
-  if (ffi::Error e = view("b", b, &desc->rhs); e.failure()) return e;
-  if (ffi::Error e = view("out", out, &desc->out); e.failure()) return e;
-  desc->lhs_layout = GG_LAYOUT_N;
-  desc->rhs_layout = GG_LAYOUT_N;
-  desc->alpha.value = alpha;
-  desc->beta.value = 0.0f;
-  desc->path = path;
-  return ffi::Error::Success();
+// ragged-K: a [M, P] (lhs_layout N) or [P, M] (T), b [M, Q] (N) or [Q, M]
+// (T), out [G, P, Q].
+ffi::Error describe_ragged_k(const OperandBuffers& a, const OperandBuffers& b,
+                             ffi::AnyBuffer group_sizes, ffi::AnyBuffer alpha, ffi::AnyBuffer out,
+                             const GemmOptions& options, gg_path path, gg_gemm_desc* desc) {
+  return describe_gemm(GG_OP_RAGGED_K, "a", a, "b", b, group_sizes, alpha, out, options, path,
+                       desc);
 }
 
 // Grouped quantize's attributes: each output's format as the C codes
@@ -150,12 +232,6 @@ struct QuantizeOptions {
   int32_t flags;
 };
 
-// One quantized output's buffers; those its format has no use for are
-// empty placeholders.
-struct QuantizedBuffers {
-  ffi::AnyBuffer data, block_scales, scale;
-};
-
 // XLA may hand over an empty buffer without an address, while the library
 // reads an output's NULL data as "not requested": an aligned stand-in is
 // passed, where nothing is written. (Empty block scales may stay NULL.)
@@ -164,50 +240,27 @@ void* requested_address(ffi::AnyBuffer buffer) {
   return data != nullptr ? data : reinterpret_cast<void*>(uintptr_t{256});
 }
 
-// fp8 data is held as itself; e2m1 two per byte (the even element in the
-// low nibble) as uint8.
-bool holds(ffi::DataType type, int32_t dtype) {
-  switch (dtype) {
-    case GG_DTYPE_E4M3: return type == ffi::DataType::F8E4M3FN;
-    case GG_DTYPE_E5M2: return type == ffi::DataType::F8E5M2;
-    case GG_DTYPE_E2M1: return type == ffi::DataType::U8;
-    default: return false;
-  }
-}
-
-// A requested output's view. Its shape is the data buffer's in elements
-// (e2m1: twice the bytes of the last dimension), which the library checks
-// against the input. The block scales and the fp32 scale have no shape in
-// a gg_tensor: the front end sizes them by the library's rules
-// (core.quantize_shapes, checked against gg_block_scale_shape).
+// A requested output's view. Its shape is the data buffer's in elements,
+// which the library checks against the input.
 ffi::Error quantized_view(const std::string& name, int32_t dtype, int32_t block_scaling,
-                          int32_t scale_extent, const QuantizedBuffers& buffers,
+                          int32_t scale_extent, const OperandBuffers& buffers,
                           gg_tensor* tensor) {
   *tensor = gg_tensor{};
   if (dtype < 0) return ffi::Error::Success();
-  if (!holds(buffers.data.element_type(), dtype)) {
+  gg_dtype held;
+  if (!to_dtype(buffers.data.element_type(), &held) || held != dtype) {
     return invalid(name + ": the data's element type does not hold the format's elements");
   }
-  const auto dims = buffers.data.dimensions();
-  if (dims.size() < 2 || dims.size() > 3) return invalid(name + ": expected rank 2 or 3");
   tensor->data = requested_address(buffers.data);
-  tensor->dtype = static_cast<gg_dtype>(dtype);
-  tensor->rank = static_cast<int32_t>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) tensor->shape[i] = dims[i];
-  if (dtype == GG_DTYPE_E2M1) tensor->shape[tensor->rank - 1] *= 2;
-  tensor->block_scaling = static_cast<gg_block_scaling>(block_scaling);
-  if (block_scaling != GG_BLOCK_NONE) tensor->block_scales = buffers.block_scales.untyped_data();
-  tensor->scale_extent = static_cast<gg_scale_extent>(scale_extent);
-  if (scale_extent != GG_SCALE_NONE) {
-    tensor->scale = static_cast<float*>(buffers.scale.untyped_data());
-  }
-  return ffi::Error::Success();
+  tensor->dtype = held;
+  fill_scales(block_scaling, scale_extent, buffers, tensor);
+  return fill_shape(name, buffers.data.dimensions(), tensor);
 }
 
 // Grouped quantize: x [M, K] ragged by group_sizes, or [G, N, K] stacked
 // (group_sizes then an ignored placeholder); amax [G] when asked for.
 ffi::Error describe_quantize(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
-                             const QuantizedBuffers& rowwise, const QuantizedBuffers& columnwise,
+                             const OperandBuffers& rowwise, const OperandBuffers& columnwise,
                              ffi::AnyBuffer amax, const QuantizeOptions& options, gg_path path,
                              gg_quantize_desc* desc) {
   *desc = gg_quantize_desc{};
@@ -228,11 +281,6 @@ ffi::Error describe_quantize(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
   return ffi::Error::Success();
 }
 
-// A ragged-M output's rows past the last group, which the handlers zero
-// before the product (jax.lax.ragged_dot defines them as zeros; the library
-// never writes them). Empty (data null, no groups) for every other result:
-// the quantizer leaves what lies past the last group undefined, as the
-// torch front end does.
 // The library call of each descriptor.
 gg_status run_library(const gg_gemm_desc& desc, void* workspace, size_t bytes,
                       gg_stream_t stream) {
@@ -288,39 +336,51 @@ ffi::Error run_cpu(const Desc& desc, ffi::AnyBuffer workspace) {
       run_library(desc, workspace.untyped_data(), workspace.size_bytes(), nullptr));
 }
 
-ffi::Error ragged_m_cuda(cudaStream_t stream, ffi::AnyBuffer lhs, ffi::AnyBuffer rhs,
-                         ffi::AnyBuffer group_sizes, ffi::AnyBuffer bias,
+ffi::Error ragged_m_cuda(cudaStream_t stream, ffi::AnyBuffer lhs, ffi::AnyBuffer lhs_block_scales,
+                         ffi::AnyBuffer lhs_scale, ffi::AnyBuffer rhs,
+                         ffi::AnyBuffer rhs_block_scales, ffi::AnyBuffer rhs_scale,
+                         ffi::AnyBuffer group_sizes, ffi::AnyBuffer bias, ffi::AnyBuffer alpha,
                          ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> workspace,
-                         int32_t rhs_layout, int32_t has_bias, float alpha, int32_t flags) {
+                         GemmOptions options) {
   gg_gemm_desc desc;
-  ffi::Error e = describe_ragged_m(lhs, rhs, group_sizes, bias, *out, rhs_layout, has_bias, alpha,
-                                   GG_PATH_AUTO, &desc);
-  return e.failure() ? e : run_cuda(desc, *workspace, flags != 0, stream);
+  ffi::Error e = describe_ragged_m({lhs, lhs_block_scales, lhs_scale},
+                                   {rhs, rhs_block_scales, rhs_scale}, group_sizes, bias, alpha,
+                                   *out, options, GG_PATH_AUTO, &desc);
+  return e.failure() ? e : run_cuda(desc, *workspace, options.flags != 0, stream);
 }
 
-ffi::Error ragged_m_cpu(ffi::AnyBuffer lhs, ffi::AnyBuffer rhs, ffi::AnyBuffer group_sizes,
-                        ffi::AnyBuffer bias, ffi::Result<ffi::AnyBuffer> out,
-                        ffi::Result<ffi::AnyBuffer> workspace, int32_t rhs_layout,
-                        int32_t has_bias, float alpha, int32_t /*flags*/) {
+ffi::Error ragged_m_cpu(ffi::AnyBuffer lhs, ffi::AnyBuffer lhs_block_scales,
+                        ffi::AnyBuffer lhs_scale, ffi::AnyBuffer rhs,
+                        ffi::AnyBuffer rhs_block_scales, ffi::AnyBuffer rhs_scale,
+                        ffi::AnyBuffer group_sizes, ffi::AnyBuffer bias, ffi::AnyBuffer alpha,
+                        ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> workspace,
+                        GemmOptions options) {
   gg_gemm_desc desc;
-  ffi::Error e = describe_ragged_m(lhs, rhs, group_sizes, bias, *out, rhs_layout, has_bias, alpha,
-                                   GG_PATH_REFERENCE, &desc);
+  ffi::Error e = describe_ragged_m({lhs, lhs_block_scales, lhs_scale},
+                                   {rhs, rhs_block_scales, rhs_scale}, group_sizes, bias, alpha,
+                                   *out, options, GG_PATH_REFERENCE, &desc);
   return e.failure() ? e : run_cpu(desc, *workspace);
 }
 
-ffi::Error ragged_k_cuda(cudaStream_t stream, ffi::AnyBuffer a, ffi::AnyBuffer b,
-                         ffi::AnyBuffer group_sizes, ffi::Result<ffi::AnyBuffer> out,
-                         ffi::Result<ffi::AnyBuffer> workspace, float alpha, int32_t flags) {
+ffi::Error ragged_k_cuda(cudaStream_t stream, ffi::AnyBuffer a, ffi::AnyBuffer a_block_scales,
+                         ffi::AnyBuffer a_scale, ffi::AnyBuffer b, ffi::AnyBuffer b_block_scales,
+                         ffi::AnyBuffer b_scale, ffi::AnyBuffer group_sizes, ffi::AnyBuffer alpha,
+                         ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> workspace,
+                         GemmOptions options) {
   gg_gemm_desc desc;
-  ffi::Error e = describe_ragged_k(a, b, group_sizes, *out, alpha, GG_PATH_AUTO, &desc);
-  return e.failure() ? e : run_cuda(desc, *workspace, flags != 0, stream);
+  ffi::Error e = describe_ragged_k({a, a_block_scales, a_scale}, {b, b_block_scales, b_scale},
+                                   group_sizes, alpha, *out, options, GG_PATH_AUTO, &desc);
+  return e.failure() ? e : run_cuda(desc, *workspace, options.flags != 0, stream);
 }
 
-ffi::Error ragged_k_cpu(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::AnyBuffer group_sizes,
+ffi::Error ragged_k_cpu(ffi::AnyBuffer a, ffi::AnyBuffer a_block_scales, ffi::AnyBuffer a_scale,
+                        ffi::AnyBuffer b, ffi::AnyBuffer b_block_scales, ffi::AnyBuffer b_scale,
+                        ffi::AnyBuffer group_sizes, ffi::AnyBuffer alpha,
                         ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> workspace,
-                        float alpha, int32_t /*flags*/) {
+                        GemmOptions options) {
   gg_gemm_desc desc;
-  ffi::Error e = describe_ragged_k(a, b, group_sizes, *out, alpha, GG_PATH_REFERENCE, &desc);
+  ffi::Error e = describe_ragged_k({a, a_block_scales, a_scale}, {b, b_block_scales, b_scale},
+                                   group_sizes, alpha, *out, options, GG_PATH_REFERENCE, &desc);
   return e.failure() ? e : run_cpu(desc, *workspace);
 }
 
@@ -360,6 +420,18 @@ ffi::Error quantize_cpu(ffi::AnyBuffer x, ffi::AnyBuffer group_sizes,
 
 }  // namespace
 
+XLA_FFI_REGISTER_STRUCT_ATTR_DECODING(GemmOptions,
+                                      ffi::StructMember<int32_t>("lhs_block_scaling"),
+                                      ffi::StructMember<int32_t>("lhs_scale_extent"),
+                                      ffi::StructMember<int32_t>("lhs_layout"),
+                                      ffi::StructMember<int32_t>("rhs_block_scaling"),
+                                      ffi::StructMember<int32_t>("rhs_scale_extent"),
+                                      ffi::StructMember<int32_t>("rhs_layout"),
+                                      ffi::StructMember<int32_t>("has_bias"),
+                                      ffi::StructMember<int32_t>("per_group_alpha"),
+                                      ffi::StructMember<float>("alpha"),
+                                      ffi::StructMember<int32_t>("flags"));
+
 XLA_FFI_REGISTER_STRUCT_ATTR_DECODING(QuantizeOptions,
                                       ffi::StructMember<int32_t>("rowwise_dtype"),
                                       ffi::StructMember<int32_t>("rowwise_block_scaling"),
@@ -376,15 +448,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_m_cuda, ragged_m_cuda,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Arg<ffi::AnyBuffer>()  // lhs
+                                  .Arg<ffi::AnyBuffer>()  // lhs block scales
+                                  .Arg<ffi::AnyBuffer>()  // lhs fp32 scale
                                   .Arg<ffi::AnyBuffer>()  // rhs
+                                  .Arg<ffi::AnyBuffer>()  // rhs block scales
+                                  .Arg<ffi::AnyBuffer>()  // rhs fp32 scale
                                   .Arg<ffi::AnyBuffer>()  // group_sizes
                                   .Arg<ffi::AnyBuffer>()  // bias (read when has_bias)
+                                  .Arg<ffi::AnyBuffer>()  // alpha (read when per_group_alpha)
                                   .Ret<ffi::AnyBuffer>()  // out
                                   .Ret<ffi::AnyBuffer>()  // workspace
-                                  .Attr<int32_t>("rhs_layout")
-                                  .Attr<int32_t>("has_bias")
-                                  .Attr<float>("alpha")
-                                  .Attr<int32_t>("flags"),  // the flags are read
+                                  .Attrs<GemmOptions>(),
                               {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_m_cpu, ragged_m_cpu,
@@ -393,23 +467,29 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_m_cpu, ragged_m_cpu,
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
-                                  .Attr<int32_t>("rhs_layout")
-                                  .Attr<int32_t>("has_bias")
-                                  .Attr<float>("alpha")
-                                  .Attr<int32_t>("flags"));
+                                  .Attrs<GemmOptions>());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cuda, ragged_k_cuda,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // a block scales
+                                  .Arg<ffi::AnyBuffer>()  // a fp32 scale
                                   .Arg<ffi::AnyBuffer>()  // b
+                                  .Arg<ffi::AnyBuffer>()  // b block scales
+                                  .Arg<ffi::AnyBuffer>()  // b fp32 scale
                                   .Arg<ffi::AnyBuffer>()  // group_sizes
+                                  .Arg<ffi::AnyBuffer>()  // alpha (read when per_group_alpha)
                                   .Ret<ffi::AnyBuffer>()  // out
                                   .Ret<ffi::AnyBuffer>()  // workspace
-                                  .Attr<float>("alpha")
-                                  .Attr<int32_t>("flags"),  // the flags are read
+                                  .Attrs<GemmOptions>(),
                               {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cpu, ragged_k_cpu,
@@ -417,10 +497,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_ragged_k_cpu, ragged_k_cpu,
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
-                                  .Attr<float>("alpha")
-                                  .Attr<int32_t>("flags"));
+                                  .Attrs<GemmOptions>());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(gg_jax_quantize_cuda, quantize_cuda,
                               ffi::Ffi::Bind()
