@@ -19,11 +19,20 @@ strides. A w or ragged-K operand whose last dimension is not contiguous but
 whose second-to-last is, such as a transposed view, is passed as the other C
 layout over the same memory, with no copy. Nothing here reads group sizes,
 allocates or synchronizes.
+
+A quantized argument (QuantizedOperand) is what grouped_quantize wrote:
+data, block scales and an fp32 scale in one of QUANTIZE_FORMATS, either the
+rowwise copy (stored as the argument is) or the columnwise copy (stored
+transposed, read as the other C layout). Its arrays are checked against
+the ones grouped_quantize allocates for an input of the argument's shape;
+which formats may meet in one product is the library's rule, reported with
+the formats named.
 """
 
 import ctypes
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
+import enum
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _c_names, _capi
 from ._capi import (
@@ -40,23 +49,52 @@ from ._capi import (
 from .errors import GroupGemmError
 
 
+class Storage(enum.Enum):
+    """Element types of quantized arrays that no gg_dtype names: bytes that
+    hold two e2m1 elements (the even one in the low nibble), or one e8m0
+    (MX) or ue4m3 (nvfp4) block scale."""
+
+    UINT8 = "uint8"
+
+
 @dataclass(frozen=True)
 class Operand:
     """A strided view of one argument. `device` is "cpu" or "cuda:<index>";
     `data` may be 0 where only the checks run (shapes known, memory not).
     With `pointer_array`, a [G, rows, cols] view whose G matrices lie apart:
     `data` is the address of an array of their G addresses, in memory the
-    library reads on `device` (see expert_matrices)."""
+    library reads on `device` (see expert_matrices). Shapes and strides
+    count elements of `dtype`."""
 
     name: str
     data: int
-    dtype: Union[DType, IndexType]
+    dtype: Union[DType, IndexType, Storage]
     shape: Tuple[int, ...]
     strides: Tuple[int, ...]
     device: str
     pointer_array: bool = False
 
 
+@dataclass(frozen=True)
+class QuantizedOperand:
+    """A quantized argument: the arrays grouped_quantize wrote for an input
+    of the argument's shape, in format `fmt` (a QUANTIZE_FORMATS name).
+    `data` is as stored: the rowwise copy has the argument's shape, the
+    columnwise copy (`columnwise`) its transpose ([G, rows, cols] becomes
+    [G, cols, rows]); e2m1 data is Storage.UINT8 bytes, two elements each.
+    `block_scales` and `scale` are None where the format has none. `name`
+    is the argument's, its arrays' names say which array they are
+    ("x.block_scales")."""
+
+    name: str
+    fmt: str
+    data: Operand
+    block_scales: Optional[Operand] = None
+    scale: Optional[Operand] = None
+    columnwise: bool = False
+
+
+Argument = Union[Operand, QuantizedOperand]
 Scalar = Union[float, Operand]  # a host value, or an fp32 [G] array beside the data
 
 W_LAYOUTS = ("nk", "kn")
@@ -135,6 +173,139 @@ def _stored_layout(operand: Operand) -> Layout:
     )
 
 
+# The element type of each array name of quantize_arrays.
+_ARRAY_TYPES = {
+    "float8_e4m3fn": DType.E4M3,
+    "float8_e5m2": DType.E5M2,
+    "uint8": Storage.UINT8,
+    "float32": DType.FP32,
+}
+
+
+def _type_name(dtype) -> str:
+    """An element type as the front ends' dtypes name it where it is a quantized array's."""
+    for name, element_type in _ARRAY_TYPES.items():
+        if element_type == dtype:
+            return name
+    return dtype.name.lower()
+
+
+def _element_view(q: QuantizedOperand) -> Operand:
+    """q's data as stored, in elements: e2m1 bytes hold two each."""
+    data = q.data
+    if data.dtype != Storage.UINT8:
+        return data
+    return replace(
+        data,
+        dtype=DType.E2M1,
+        shape=data.shape[:-1] + (2 * data.shape[-1],),
+        strides=tuple(2 * stride for stride in data.strides[:-1]) + data.strides[-1:],
+    )
+
+
+def _check_quantized_data(q: QuantizedOperand) -> None:
+    if q.fmt not in QUANTIZE_FORMATS:
+        raise ValueError(
+            "%s: unknown quantize format %r; one of %s"
+            % (q.name, q.fmt, ", ".join(sorted(QUANTIZE_FORMATS)))
+        )
+    dtype, scaling, _ = QUANTIZE_FORMATS[q.fmt]
+    rank = len(q.data.shape)
+    if rank not in (2, 3) or len(q.data.strides) != rank:
+        raise _shape_error(q.data, "[rows, cols] or [G, rows, cols]")
+    expected = _ARRAY_TYPES[_DATA_DTYPE_NAMES[dtype]]
+    if q.data.dtype != expected:
+        raise TypeError(
+            "%s: %s data is %s, got %s"
+            % (q.data.name, q.fmt, _type_name(expected), _type_name(q.data.dtype))
+        )
+    if scaling == BlockScaling._128X128 and rank != 3:
+        raise ValueError("%s: %s is for stacked weights [G, N, K] only" % (q.name, q.fmt))
+
+
+def _logical(argument: Argument) -> Operand:
+    """The view of an argument as its caller means it, in elements: a
+    quantized one's columnwise copy read transposed, named as the argument."""
+    if isinstance(argument, Operand):
+        return argument
+    _check_quantized_data(argument)
+    view = _element_view(argument)
+    if argument.columnwise:
+        view = replace(
+            view,
+            shape=view.shape[:-2] + view.shape[:-3:-1],
+            strides=view.strides[:-2] + view.strides[:-3:-1],
+        )
+    return replace(view, name=argument.name)
+
+
+def _check_quantized_scales(q: QuantizedOperand, groups: int) -> None:
+    """q's block scales and fp32 scale against the arrays grouped_quantize
+    allocates for an input of q's shape: present where the format has them,
+    of their element type and shape, packed, on the data's device."""
+    _, want_block_scales, want_scale = quantize_arrays(
+        q.fmt, _logical(q).shape, groups, q.columnwise
+    )
+    for what, array, want in (
+        ("block scales", q.block_scales, want_block_scales),
+        ("fp32 scale", q.scale, want_scale),
+    ):
+        if want is None:
+            if array is not None:
+                raise ValueError("%s: %s has no %s (pass None)" % (array.name, q.fmt, what))
+            continue
+        if array is None:
+            raise ValueError(
+                "%s: %s needs %s %s of %s" % (q.name, q.fmt, what, list(want.shape), want.dtype)
+            )
+        if array.dtype != _ARRAY_TYPES[want.dtype]:
+            raise TypeError(
+                "%s: %s %s are %s, got %s"
+                % (array.name, q.fmt, what, want.dtype, _type_name(array.dtype))
+            )
+        if tuple(array.shape) != want.shape:
+            raise _shape_error(
+                array, "%s (%s %s of %s %s)" % (list(want.shape), q.fmt, what, q.name,
+                                                "columnwise" if q.columnwise else "rowwise")
+            )
+        if len(array.strides) != len(want.shape) or _c_strides(array) != _packed(want.shape):
+            raise ValueError(
+                "%s: must be contiguous, got strides %s" % (array.name, list(array.strides))
+            )
+        _require_device(array, q.data.device)
+
+
+def _packed(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    strides, stride = [], 1
+    for extent in reversed(shape):
+        strides.append(stride)
+        stride *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+def _require_blocks_along_contraction(argument: Argument, contraction_last: bool, hint: str) -> None:
+    """Block scales run along the last dimension of a quantized argument's
+    data (128x128 tiles along both), which the product needs to be the
+    contraction; `contraction_last`: the contraction is the last dimension
+    of the argument (of the rowwise copy's data)."""
+    if not isinstance(argument, QuantizedOperand) or contraction_last != argument.columnwise:
+        return
+    if QUANTIZE_FORMATS[argument.fmt][1] in (BlockScaling.NONE, BlockScaling._128X128):
+        return
+    raise ValueError(
+        "%s: the %s block scales of its %s copy run across the contraction, not along it; %s"
+        % (argument.name, argument.fmt, "columnwise" if argument.columnwise else "rowwise", hint)
+    )
+
+
+def _layout(argument: Argument) -> Layout:
+    """The C layout of an argument: a quantized one's is its copy's."""
+    if isinstance(argument, Operand):
+        return _stored_layout(argument)
+    _require_inner_contiguous(argument.data)
+    return Layout.T if argument.columnwise else Layout.N
+
+
 def expert_matrices(name: str, pointers: int, matrices: Sequence[Operand]) -> Operand:
     """One [G, rows, cols] view of G separate matrices of one shape, element
     type, strides and device (per-expert weights kept as separate tensors, or
@@ -202,10 +373,11 @@ def _check_scalar(value: Scalar, name: str, groups: int, device: str) -> None:
     _require_device(value, device)
 
 
-def ragged_m_out_shape(x: Operand, w: Operand, w_layout: str) -> Tuple[int, int]:
+def ragged_m_out_shape(x: Argument, w: Argument, w_layout: str) -> Tuple[int, int]:
     """[M, N] of a ragged-M product, after checking the ranks of x and w."""
     if w_layout not in W_LAYOUTS:
         raise ValueError("w_layout: expected 'nk' or 'kn', got %r" % (w_layout,))
+    x, w = _logical(x), _logical(w)
     _require_rank(x, 2, "[M, K]")
     _require_rank(
         w, 3, ("[G, N, K]" if w_layout == "nk" else "[G, K, N]") + " (w_layout %r)" % w_layout
@@ -214,8 +386,8 @@ def ragged_m_out_shape(x: Operand, w: Operand, w_layout: str) -> Tuple[int, int]
 
 
 def check_ragged_m(
-    x: Operand,
-    w: Operand,
+    x: Argument,
+    w: Argument,
     out: Operand,
     group_sizes: Operand,
     *,
@@ -227,6 +399,18 @@ def check_ragged_m(
     """Every host-visible check of a ragged-M product; raises ValueError or
     TypeError naming the argument."""
     rows, cols = ragged_m_out_shape(x, w, w_layout)
+    if isinstance(x, QuantizedOperand) and x.columnwise:
+        raise ValueError(
+            "%s: the rows of x are its tokens: pass the rowwise copy, not the columnwise one"
+            % x.name
+        )
+    _require_blocks_along_contraction(
+        w,
+        w_layout == "nk",
+        "with w_layout 'nk' pass the rowwise copy of the weights, with 'kn' the columnwise one",
+    )
+    quantized = [argument for argument in (x, w) if isinstance(argument, QuantizedOperand)]
+    x, w = _logical(x), _logical(w)
     for operand in (x, w, out, bias):
         _require_float(operand)
     for operand in (w, out, bias):
@@ -250,12 +434,16 @@ def check_ragged_m(
     for operand in (x, out, bias):
         _require_inner_contiguous(operand)
     _stored_layout(w)
+    for argument in quantized:
+        _layout(argument)
+        _check_quantized_scales(argument, groups)
     _check_scalar(alpha, "alpha", groups, x.device)
     _check_scalar(beta, "beta", groups, x.device)
 
 
-def ragged_k_out_shape(a: Operand, b: Operand, group_sizes: Operand) -> Tuple[int, int, int]:
+def ragged_k_out_shape(a: Argument, b: Argument, group_sizes: Operand) -> Tuple[int, int, int]:
     """[G, P, Q] of a ragged-K product, after checking the ranks of a, b and group_sizes."""
+    a, b = _logical(a), _logical(b)
     _require_rank(a, 2, "[M, P]")
     _require_rank(b, 2, "[M, Q]")
     _require_rank(group_sizes, 1, "a 1-D array [G]")
@@ -263,8 +451,8 @@ def ragged_k_out_shape(a: Operand, b: Operand, group_sizes: Operand) -> Tuple[in
 
 
 def check_ragged_k(
-    a: Operand,
-    b: Operand,
+    a: Argument,
+    b: Argument,
     out: Operand,
     group_sizes: Operand,
     *,
@@ -274,6 +462,12 @@ def check_ragged_k(
     """Every host-visible check of a ragged-K product; raises ValueError or
     TypeError naming the argument."""
     expected_out = ragged_k_out_shape(a, b, group_sizes)
+    for argument in (a, b):
+        _require_blocks_along_contraction(
+            argument, False, "the contraction is the tokens: pass the columnwise copy"
+        )
+    quantized = [argument for argument in (a, b) if isinstance(argument, QuantizedOperand)]
+    a, b = _logical(a), _logical(b)
     for operand in (a, b, out):
         _require_float(operand)
     for operand in (b, out):
@@ -288,6 +482,9 @@ def check_ragged_k(
         raise _shape_error(out, "[G, P, Q] = %s" % list(expected_out))
     _stored_layout(a)
     _stored_layout(b)
+    for argument in quantized:
+        _layout(argument)
+        _check_quantized_scales(argument, groups)
     _require_inner_contiguous(out)
     _check_scalar(alpha, "alpha", groups, a.device)
     _check_scalar(beta, "beta", groups, a.device)
@@ -311,6 +508,32 @@ def _fill(tensor: _capi.Tensor, operand: Operand, layout: Layout = Layout.N) -> 
         tensor.strides[i] = stride
 
 
+def _fill_argument(tensor: _capi.Tensor, argument: Argument, layout: Layout) -> None:
+    """Fills the C view of an argument in `layout` (_layout's): a quantized
+    one's data as stored, with its format and the addresses of its scales."""
+    if isinstance(argument, Operand):
+        _fill(tensor, argument, layout)
+        return
+    _fill(tensor, _element_view(argument))
+    _, scaling, extent = QUANTIZE_FORMATS[argument.fmt]
+    tensor.block_scaling = int(scaling)
+    tensor.scale_extent = int(extent)
+    _point_scales(tensor, _scale_addresses(argument))
+
+
+ScaleAddresses = Tuple[int, int]  # a quantized argument's block scales and fp32 scale (0: none)
+
+
+def _scale_addresses(argument: QuantizedOperand) -> ScaleAddresses:
+    return tuple(0 if array is None else array.data for array in (argument.block_scales, argument.scale))
+
+
+def _point_scales(tensor: _capi.Tensor, addresses: ScaleAddresses) -> None:
+    block_scales, scale = addresses
+    tensor.block_scales = block_scales or None
+    tensor.scale = _float_pointer(scale)
+
+
 def _fill_group_sizes(desc: _capi.GemmDesc, group_sizes: Operand) -> None:
     desc.num_groups = group_sizes.shape[0]
     desc.group_sizes.sizes = group_sizes.data or None
@@ -327,9 +550,13 @@ def _fill_scalar(target: _capi.Scalar, value: Scalar) -> None:
         target.per_group = None
 
 
-def _c_name(operand: Operand, layout: Layout) -> str:
-    """The name of an operand's C view in messages: ^T where it is the transpose (_fill)."""
-    return operand.name + ("^T" if layout == Layout.T else "")
+def _c_name(argument: Argument, layout: Layout) -> str:
+    """The name of an argument's C view in messages: ^T where it is the
+    transpose of the argument (a transposed view, a columnwise copy)."""
+    transposed = layout == Layout.T
+    if isinstance(argument, QuantizedOperand):
+        transposed = argument.columnwise
+    return argument.name + ("^T" if transposed else "")
 
 
 def _scalar_name(value: Scalar, default: str) -> str:
@@ -342,8 +569,8 @@ def path_for(device: str) -> Path:
 
 
 def ragged_m(
-    x: Operand,
-    w: Operand,
+    x: Argument,
+    w: Argument,
     out: Operand,
     group_sizes: Operand,
     *,
@@ -358,6 +585,8 @@ def ragged_m(
 
     x [M, K]; w [G, N, K] (w_layout "nk", the nn.Linear layout: op is the
     transpose) or [G, K, N] ("kn"); out [M, N]; bias [G, N]; group_sizes [G].
+    x and w may be quantized: x its rowwise copy, w the copy whose blocks
+    run along K (rowwise for "nk", columnwise for "kn").
     zero_unused_rows: the same launch writes zeros to the rows of out past
     the last group (otherwise never written).
     """
@@ -365,10 +594,10 @@ def ragged_m(
     desc = _capi.GemmDesc()
     desc.op = Op.RAGGED_M
     _fill_group_sizes(desc, group_sizes)
-    _fill(desc.lhs, x)
+    _fill_argument(desc.lhs, x, Layout.N)
     desc.lhs_layout = Layout.N
-    stored = _stored_layout(w)
-    _fill(desc.rhs, w, stored)
+    stored = _layout(w)
+    _fill_argument(desc.rhs, w, stored)
     # C's GG_LAYOUT_N rhs is [G, K, N]: "kn" stored as given. Stored
     # transposed, the same memory reads as the other layout.
     as_given = Layout.N if w_layout == "kn" else Layout.T
@@ -378,7 +607,7 @@ def ragged_m(
         _fill(desc.bias, bias)
     _fill_scalar(desc.alpha, alpha)
     _fill_scalar(desc.beta, beta)
-    desc.path = path_for(x.device) if path is None else path
+    desc.path = path_for(_logical(x).device) if path is None else path
     desc.flags = GemmFlag.ZERO_UNUSED_ROWS if zero_unused_rows else 0
     _c_names.record(
         desc,
@@ -394,8 +623,8 @@ def ragged_m(
 
 
 def ragged_k(
-    a: Operand,
-    b: Operand,
+    a: Argument,
+    b: Argument,
     out: Operand,
     group_sizes: Operand,
     *,
@@ -406,20 +635,22 @@ def ragged_k(
     """out[g] = alpha_g * a[g rows]^T @ b[g rows] + beta_g * out[g].
 
     a [M, P]; b [M, Q]; out [G, P, Q]; group_sizes [G]. A group of size 0
-    writes beta_g * out[g].
+    writes beta_g * out[g]. a and b may be quantized: their columnwise
+    copies (blocks along the tokens), or either copy of a format without
+    block scales.
     """
     check_ragged_k(a, b, out, group_sizes, alpha=alpha, beta=beta)
     desc = _capi.GemmDesc()
     desc.op = Op.RAGGED_K
     _fill_group_sizes(desc, group_sizes)
-    desc.lhs_layout = _stored_layout(a)
-    _fill(desc.lhs, a, desc.lhs_layout)
-    desc.rhs_layout = _stored_layout(b)
-    _fill(desc.rhs, b, desc.rhs_layout)
+    desc.lhs_layout = _layout(a)
+    _fill_argument(desc.lhs, a, desc.lhs_layout)
+    desc.rhs_layout = _layout(b)
+    _fill_argument(desc.rhs, b, desc.rhs_layout)
     _fill(desc.out, out)
     _fill_scalar(desc.alpha, alpha)
     _fill_scalar(desc.beta, beta)
-    desc.path = path_for(a.device) if path is None else path
+    desc.path = path_for(_logical(a).device) if path is None else path
     _c_names.record(
         desc,
         lhs=_c_name(a, desc.lhs_layout),
@@ -441,14 +672,22 @@ def retargeted(
     bias: int = 0,
     alpha: float = 1.0,
     beta: float = 0.0,
+    *,
+    lhs_scales: ScaleAddresses = (0, 0),
+    rhs_scales: ScaleAddresses = (0, 0),
+    alpha_per_group: int = 0,
+    beta_per_group: int = 0,
 ) -> _capi.GemmDesc:
     """A copy of a descriptor built from views without data, pointing at the
-    data of one launch, with that launch's host scalars: lhs, rhs, out and
-    bias are ragged_m's x, w, out and bias, or ragged_k's a, b and out. A
-    front end that launches the same shapes again and again checks and
-    builds once per shape (no check reads an address or a host scalar's
-    value) and retargets for each launch; the library validates every
-    launch's descriptor again, addresses included."""
+    data of one launch, with that launch's scalars: lhs, rhs, out and bias
+    are ragged_m's x, w, out and bias, or ragged_k's a, b and out;
+    lhs_scales and rhs_scales the addresses of a quantized lhs's or rhs's
+    block scales and fp32 scale; alpha_per_group and beta_per_group those of
+    per-group fp32 arrays (0: the host value). A front end that launches the
+    same shapes again and again checks and builds once per shape (no check
+    reads an address or a host scalar's value) and retargets for each
+    launch; the library validates every launch's descriptor again,
+    addresses included."""
     desc = _capi.GemmDesc.from_buffer_copy(template)
     _c_names.carry_over(template, desc)
     desc.lhs.data = lhs or None
@@ -456,8 +695,12 @@ def retargeted(
     desc.out.data = out or None
     desc.bias.data = bias or None
     desc.group_sizes.sizes = group_sizes or None
+    _point_scales(desc.lhs, lhs_scales)
+    _point_scales(desc.rhs, rhs_scales)
     desc.alpha.value = alpha
     desc.beta.value = beta
+    desc.alpha.per_group = _float_pointer(alpha_per_group)
+    desc.beta.per_group = _float_pointer(beta_per_group)
     return desc
 
 
@@ -473,8 +716,11 @@ QUANTIZE_FORMATS = {
     "fp8_e5m2_1x128": (DType.E5M2, BlockScaling._1X128, ScaleExtent.NONE),
     "fp8_e4m3_128x128": (DType.E4M3, BlockScaling._128X128, ScaleExtent.NONE),
     "fp8_e5m2_128x128": (DType.E5M2, BlockScaling._128X128, ScaleExtent.NONE),
+    "fp8_e4m3_rowwise": (DType.E4M3, BlockScaling.ROWWISE, ScaleExtent.NONE),
+    "fp8_e5m2_rowwise": (DType.E5M2, BlockScaling.ROWWISE, ScaleExtent.NONE),
     "mxfp8_e4m3": (DType.E4M3, BlockScaling.MX32, ScaleExtent.NONE),
     "mxfp8_e5m2": (DType.E5M2, BlockScaling.MX32, ScaleExtent.NONE),
+    "mxfp4": (DType.E2M1, BlockScaling.MX32, ScaleExtent.NONE),
     "nvfp4_tensor": (DType.E2M1, BlockScaling.NV16, ScaleExtent.TENSOR),
     "nvfp4_group": (DType.E2M1, BlockScaling.NV16, ScaleExtent.GROUP),
 }
@@ -505,6 +751,20 @@ class QuantizeShapes:
     scale: Optional[Tuple[int, ...]]
 
 
+def _block_scales_shape(
+    scaling: BlockScaling, rows: int, cols: int, groups: int, ragged: bool
+) -> Tuple[int, int]:
+    """gg_block_scale_shape of a rows x cols matrix blocked along its cols;
+    `ragged`: the cols are the tokens of `groups` groups, and blocks restart
+    at every group start (a rowwise block is then the whole group)."""
+    if scaling == BlockScaling.ROWWISE:
+        return rows, groups if ragged else 1
+    bs = _BLOCK_ELEMENTS[scaling]
+    if scaling == BlockScaling._128X128:
+        return -(-rows // bs), -(-cols // bs)
+    return rows, cols // bs + min(groups, cols) if ragged else -(-cols // bs)
+
+
 def quantize_shapes(
     fmt: str, input_shape: Tuple[int, ...], groups: int, columnwise: bool
 ) -> QuantizeShapes:
@@ -517,15 +777,10 @@ def quantize_shapes(
     lead = (input_shape[0],) if stacked else ()
     block_scales = None
     if scaling != BlockScaling.NONE:
-        bs = _BLOCK_ELEMENTS[scaling]
-        if scaling == BlockScaling._128X128:
-            if not stacked:
-                raise ValueError("%s is for stacked [G, N, K] weights only" % fmt)
-            block_scales = lead + (-(-rows // bs), -(-cols // bs))
-        elif columnwise and not stacked:
-            block_scales = (rows, cols // bs + min(groups, cols))
-        else:
-            block_scales = lead + (rows, -(-cols // bs))
+        if scaling == BlockScaling._128X128 and not stacked:
+            raise ValueError("%s is for stacked [G, N, K] weights only" % fmt)
+        ragged = columnwise and not stacked
+        block_scales = lead + _block_scales_shape(scaling, rows, cols, groups, ragged)
     scale = None
     if extent == ScaleExtent.TENSOR:
         scale = (1,)
@@ -572,35 +827,46 @@ def quantize_arrays(
 ) -> Tuple[QuantizeArray, Optional[QuantizeArray], Optional[QuantizeArray]]:
     """data, block scales, fp32 scale of one output as the front ends
     allocate them (None where the format has none). fp8 data is
-    float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two e2m1 elements per
-    byte (the even one in the low nibble), so its last dimension is half the
-    element count; e8m0 (mxfp8) and ue4m3 (nvfp4) block scales are uint8
-    bytes, 1x128 and 128x128 block scales float32."""
+    float8_e4m3fn / float8_e5m2; nvfp4 and mxfp4 data is uint8, two e2m1
+    elements per byte (the even one in the low nibble), so its last
+    dimension is half the element count; e8m0 (MX) and ue4m3 (nvfp4) block
+    scales are uint8 bytes, 1x128, 128x128 and rowwise block scales
+    float32."""
     dtype, scaling, _ = quantize_format(fmt)
     shapes = quantize_shapes(fmt, input_shape, groups, columnwise)
     data_shape = shapes.data
     if dtype == DType.E2M1:
         if data_shape[-1] % 2:
             raise ValueError(
-                "%s: nvfp4 packs two elements per byte; the %s output's last dimension (%d) "
+                "%s: e2m1 packs two elements per byte; the %s output's last dimension (%d) "
                 "must be even" % (fmt, "columnwise" if columnwise else "rowwise", data_shape[-1])
             )
         data_shape = data_shape[:-1] + (data_shape[-1] // 2,)
     block_scales = None
     if shapes.block_scales is not None:
-        fp32 = scaling in (BlockScaling._1X128, BlockScaling._128X128)
+        fp32 = scaling in (BlockScaling._1X128, BlockScaling._128X128, BlockScaling.ROWWISE)
         block_scales = QuantizeArray(shapes.block_scales, "float32" if fp32 else "uint8")
     scale = None if shapes.scale is None else QuantizeArray(shapes.scale, "float32")
     return QuantizeArray(data_shape, _DATA_DTYPE_NAMES[dtype]), block_scales, scale
 
 
-class QuantizedTensor(NamedTuple):
+@dataclass(frozen=True)
+class QuantizedTensor:
     """One quantized output: data, block scales and fp32 scale (None where the
-    format has none). Dequantized: data * block scale * scale."""
+    format has none), its format (a QUANTIZE_FORMATS name) and whether it is
+    the columnwise copy (stored transposed). Dequantized: data * block scale
+    * scale. The products take it as an operand (QuantizedOperand). A front
+    end whose results are trees of arrays (JAX pytrees) registers the class
+    with ARRAYS as its children and METADATA as static data."""
 
     data: Any
     block_scales: Optional[Any]
     scale: Optional[Any]
+    format: str
+    columnwise: bool
+
+    ARRAYS: ClassVar[Tuple[str, ...]] = ("data", "block_scales", "scale")
+    METADATA: ClassVar[Tuple[str, ...]] = ("format", "columnwise")
 
 
 class Quantized(NamedTuple):
@@ -616,7 +882,7 @@ def quantized(
     scales, scale; columnwise likewise; amax), dropping those not asked for
     and those the formats have none of."""
 
-    def output(fmt, data, block_scales, scale):
+    def output(fmt, columnwise_copy, data, block_scales, scale):
         if fmt is None:
             return None
         _, scaling, extent = quantize_format(fmt)
@@ -624,11 +890,13 @@ def quantized(
             data,
             None if scaling == BlockScaling.NONE else block_scales,
             None if extent == ScaleExtent.NONE else scale,
+            fmt,
+            columnwise_copy,
         )
 
     return Quantized(
-        output(rowwise, *arrays[0:3]),
-        output(columnwise, *arrays[3:6]),
+        output(rowwise, False, *arrays[0:3]),
+        output(columnwise, True, *arrays[3:6]),
         arrays[6] if amax else None,
     )
 
@@ -653,8 +921,7 @@ def _float_pointer(address: int):
 def _point_output(target: _capi.Tensor, addresses: OutputAddresses) -> None:
     data, block_scales, scale = addresses
     target.data = data or None
-    target.block_scales = block_scales or None
-    target.scale = _float_pointer(scale)
+    _point_scales(target, (block_scales, scale))
 
 
 def grouped_quantize(
@@ -700,7 +967,7 @@ def grouped_quantize(
         target.scale_extent = int(extent)
         _point_output(target, (output.data, output.block_scales, output.scale))
     desc.amax = _float_pointer(amax)
-    desc.path = path_for(x.device) if path is None else path
+    desc.path = path_for(_logical(x).device) if path is None else path
     _c_names.record(
         desc,
         input=x.name,
