@@ -441,13 +441,13 @@ def _defined(name, a, fmt, sizes):
     if sizes is None:
         return a
     total = sum(sizes)
-    packed = 2 if fmt.startswith("nvfp4") else 1
+    packed = 2 if fmt.startswith(("nvfp4", "mxfp4")) else 1
     if name == "rowwise data" or name == "rowwise block_scales":
         return a[:total]
     if name == "columnwise data":
         return a[:, : total // packed]
-    if name == "columnwise block_scales":
-        block = 32 if fmt.startswith("mxfp8") else 16 if fmt.startswith("nvfp4") else 128
+    if name == "columnwise block_scales" and not fmt.endswith("_rowwise"):  # rowwise: [K, G]
+        block = 32 if fmt.startswith("mx") else 16 if fmt.startswith("nvfp4") else 128
         return a[:, : sum(-(-s // block) for s in sizes)]
     return a
 
@@ -589,8 +589,8 @@ def test_quantize_bad_sizes_are_clamped_and_flagged(platform):
          r"group_sizes: expected a 1-D array"),
         (_spec((M, K)), _spec((2,), jnp.int32), {"rowwise": "fp8"}, ValueError,
          r"rowwise: unknown quantize format 'fp8'"),
-        (_spec((M, K)), _spec((2,), jnp.int32), {"columnwise": "mxfp4"}, ValueError,
-         r"columnwise: unknown quantize format 'mxfp4'"),
+        (_spec((M, K)), _spec((2,), jnp.int32), {"columnwise": "mxfp6"}, ValueError,
+         r"columnwise: unknown quantize format 'mxfp6'"),
         (_spec((M, K)), _spec((2,), jnp.int32), {"rowwise": "fp8_e4m3_128x128"}, ValueError,
          r"rowwise: fp8_e4m3_128x128 is for stacked"),
         (_spec((M, K)), _spec((2,), jnp.int32), {}, ValueError, r"nothing asked for"),

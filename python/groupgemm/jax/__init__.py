@@ -3,8 +3,9 @@ the grouped quantizer.
 
   ragged_dot(lhs, rhs, group_sizes, ...)   drop-in for jax.lax.ragged_dot (ragged-M)
   ragged_dot_k(a, b, group_sizes, ...)     ragged-K: out[g] = a[g rows]^T @ b[g rows]
+                                           (either takes quantized operands)
   ragged_dot_with_flags(...)               ragged_dot, plus this call's device flags
-  grouped_quantize(x, group_sizes, ...)    fp8 / mxfp8 / nvfp4, rowwise and columnwise
+  grouped_quantize(x, group_sizes, ...)    fp8 / MX / nvfp4, rowwise and columnwise
   grouped_quantize_with_flags(...)         grouped_quantize, plus this call's device flags
   check(flags)                             the flags as a groupgemm.DeviceFlag
   GroupedDense                             a Flax linen module (needs flax)
@@ -46,24 +47,44 @@ def ragged_dot(
     *,
     rhs_layout: str = "kn",
     bias=None,
-    alpha: float = 1.0,
+    alpha=1.0,
 ):
-    """out[g rows] = alpha * lhs[g rows] @ op(rhs[g]) + bias[g], as jax.lax.ragged_dot.
+    """out[g rows] = alpha_g * lhs[g rows] @ op(rhs[g]) + bias[g], as jax.lax.ragged_dot.
 
     lhs [M, K]; rhs [G, K, N] (rhs_layout "kn", jax.lax.ragged_dot's layout)
     or [G, N, K] ("nk", nn.Linear's; read transposed in place); group_sizes
     [G] int32 or int64, summing to at most M (group g owns the rows after
     the groups before it). Returns [M, N]; rows past sum(group_sizes) are
     zeros, as in jax.lax.ragged_dot. lhs and rhs share one dtype, bfloat16
-    or float16; the result has preferred_element_type (bfloat16, float16 or
-    float32), default the operands' dtype. Products accumulate in fp32
-    whatever `precision` says. group_offset (sharded groups) is not
-    supported. bias [G, N], optional, is added to each group's rows.
+    or float16, or either is quantized (below); the result has
+    preferred_element_type (bfloat16, float16 or float32), default the
+    16-bit operands' dtype (bfloat16 where both are quantized). Products
+    accumulate in fp32 whatever `precision` says. group_offset (sharded
+    groups) is not supported. bias [G, N], optional, is added to each
+    group's rows. alpha: a number, or an fp32 array [G] (alpha_g).
+
+    Quantized operands: a QuantizedTensor, one copy of what
+    grouped_quantize returns, holds the operand's values (data * block
+    scale * scale): lhs its rowwise copy; rhs the copy whose blocks run
+    along K, the rowwise copy of [G, N, K] weights for "nk" or the
+    columnwise copy of [G, K, N] weights for "kn" (a columnwise copy is the
+    transpose, so rhs_layout names the layout of the weights it was
+    quantized from); formats without block scales (fp8 with tensor or
+    group scales) and 128x128 tiles take either copy. Both operands follow
+    one recipe (fp8 with tensor/group scales, fp8 rowwise, fp8 1x128 lhs
+    with 1x128 or 128x128 rhs, MX, nvfp4; e4m3 and e5m2 mix, and so do the
+    MX element types), or lhs is bfloat16/float16 and rhs is quantized
+    (weight-only: fp8 with tensor/group scales or rowwise, mxfp8, mxfp4,
+    nvfp4). The CPU runs every format (the library's reference); a GPU
+    raises groupgemm.NotSupported while tracing, as no GPU path runs them
+    yet.
 
     Differentiable in lhs, rhs and bias, with our own kernels for every
-    gradient. Group sizes that are negative or sum past M are clamped (a
-    negative size counts as 0, groups are cut at M); ragged_dot_with_flags
-    reports them.
+    gradient; a product with a quantized operand in its bias only (asking
+    for another of its gradients, or a per-group alpha's, raises TypeError;
+    GroupedDense's recipes train quantized). Group sizes that are negative
+    or sum past M are clamped (a negative size counts as 0, groups are cut
+    at M); ragged_dot_with_flags reports them.
     """
     return _ragged_dot(lhs, rhs, group_sizes, precision, preferred_element_type, group_offset,
                        rhs_layout, bias, alpha, differentiable=True)
@@ -79,7 +100,7 @@ def ragged_dot_with_flags(
     *,
     rhs_layout: str = "kn",
     bias=None,
-    alpha: float = 1.0,
+    alpha=1.0,
 ):
     """(out, flags): ragged_dot's result and a uint32 scalar array holding the
     GG_DEVICE_* bits of this call (0 when the group sizes were sane). Not
@@ -90,30 +111,39 @@ def ragged_dot_with_flags(
 
 def _ragged_dot(lhs, rhs, group_sizes, precision, preferred_element_type, group_offset,
                 rhs_layout, bias, alpha, differentiable):
-    del precision  # bf16/fp16 products always accumulate in fp32
+    del precision  # products always accumulate in fp32
     if group_offset is not None:
         raise NotImplementedError("group_offset: not supported by groupgemm.jax.ragged_dot")
-    _ops.check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout)
-    out_dtype = _ops.out_dtype_of(lhs.dtype, preferred_element_type)
+    alphas, alpha = _ops.split_alpha(alpha)
+    out_dtype = _ops.product_out_dtype(lhs, rhs, preferred_element_type)
+    _ops.check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas)
     if differentiable:
-        return _ops.ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, float(alpha))
-    return _ops.ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, float(alpha),
+        return _ops.ragged_m(lhs, rhs, group_sizes, bias, alphas, rhs_layout, out_dtype, alpha)
+    return _ops.ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas, alpha,
                               flags=True)
 
 
-def ragged_dot_k(a, b, group_sizes, *, preferred_element_type=None, alpha: float = 1.0):
-    """out[g] = alpha * a[g rows]^T @ b[g rows]: the ragged-K product (wgrad).
+def ragged_dot_k(a, b, group_sizes, *, preferred_element_type=None, alpha=1.0):
+    """out[g] = alpha_g * a[g rows]^T @ b[g rows]: the ragged-K product (wgrad).
 
     a [M, P] and b [M, Q] hold the same groups of rows; group_sizes [G]
     int32 or int64. Returns [G, P, Q] in preferred_element_type (default
-    a's dtype); a group of size 0 gives zeros. This is
+    the 16-bit operands' dtype, bfloat16 where both are quantized); a group
+    of size 0 gives zeros. alpha: a number, or an fp32 array [G]. This is
     jax.lax.ragged_dot_general with a ragged contracting dimension, lhs = a^T
     (dimension numbers (([0], [0]), ([], [])), lhs_ragged_dimensions=[0]).
-    Differentiable in a and b.
+
+    a and b are bfloat16/float16 arrays of one dtype, or both
+    QuantizedTensors of one recipe: their columnwise copies ([P, M] and
+    [Q, M], blocks along the tokens, restarting at every group), or either
+    copy of a format without block scales. Differentiable in 16-bit a and
+    b; quantized operands are constants of differentiation (asking for
+    their gradient raises TypeError).
     """
-    _ops.check_ragged_k(a, b, group_sizes)
-    out_dtype = _ops.out_dtype_of(a.dtype, preferred_element_type)
-    return _ops.ragged_k(a, b, group_sizes, out_dtype, float(alpha))
+    alphas, alpha = _ops.split_alpha(alpha)
+    out_dtype = _ops.product_out_dtype(a, b, preferred_element_type)
+    _ops.check_ragged_k(a, b, group_sizes, out_dtype, alphas)
+    return _ops.ragged_k(a, b, group_sizes, alphas, out_dtype, alpha)
 
 
 def grouped_quantize(x, group_sizes=None, *, rowwise=None, columnwise=None,
@@ -125,19 +155,23 @@ def grouped_quantize(x, group_sizes=None, *, rowwise=None, columnwise=None,
     every group start), in one pass; as groupgemm.torch.grouped_quantize.
 
     Formats (rowwise=, columnwise=): fp8_e4m3/e5m2 with _tensor or _group
-    scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
-    mxfp8_e4m3/e5m2, nvfp4_tensor/_group. amax=True also returns each
-    group's (stacked: each matrix's) absolute maximum [G], float32.
+    scales, fp8_e4m3/e5m2_rowwise (a scale per row; columnwise, per group),
+    fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
+    mxfp8_e4m3/e5m2, mxfp4, nvfp4_tensor/_group. amax=True also returns
+    each group's (stacked: each matrix's) absolute maximum [G], float32.
 
     Returns Quantized(rowwise, columnwise, amax), each output a
-    QuantizedTensor(data, block_scales, scale) with None where not asked for
-    or where the format has none; dequantized: data * block scale * scale.
-    The arrays are those of the torch front end (core.quantize_arrays):
-    fp8 data is jnp.float8_e4m3fn / float8_e5m2; nvfp4 data is uint8, two
-    e2m1 elements per byte (the even one in the low nibble), so its last
-    dimension is half the element count; e8m0 (mxfp8) and ue4m3 (nvfp4)
-    block scales are uint8 bytes, 1x128 and 128x128 block scales float32;
-    fp32 scales are [1] (_tensor) or [G] (_group). Entries past the last
+    QuantizedTensor(data, block_scales, scale, format, columnwise) with
+    None where not asked for or where the format has none; dequantized:
+    data * block scale * scale. A QuantizedTensor is a pytree (its arrays
+    the leaves, its format and copy static), and an operand of ragged_dot
+    and ragged_dot_k. The arrays are those of the torch front end
+    (core.quantize_arrays): fp8 data is jnp.float8_e4m3fn / float8_e5m2;
+    nvfp4 and mxfp4 data is uint8, two e2m1 elements per byte (the even one
+    in the low nibble), so its last dimension is half the element count;
+    e8m0 (MX) and ue4m3 (nvfp4) block scales are uint8 bytes, 1x128,
+    128x128 and rowwise block scales float32; fp32 scales are [1] (_tensor)
+    or [G] (_group). Entries past the last
     group (rows, or columnwise block-scale capacity no group uses) are left
     undefined, as the library never writes them. Not differentiable. Group
     sizes that are negative or sum past M are clamped, as in ragged_dot;

@@ -1,22 +1,31 @@
 """The products and the quantizer as XLA custom calls, with their trace-time
 checks, and the products' VJPs.
 
-  ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha)
-      out[g rows] = alpha * lhs[g rows] @ op(rhs[g]) + bias[g]; rows past the
+  ragged_m(lhs, rhs, group_sizes, bias, alphas, rhs_layout, out_dtype, alpha)
+      out[g rows] = alpha_g * lhs[g rows] @ op(rhs[g]) + bias[g]; rows past the
       last group are zeros (jax.lax.ragged_dot's definition).
-  ragged_k(a, b, group_sizes, out_dtype, alpha)
-      out[g] = alpha * a[g rows]^T @ b[g rows]; an empty group gives zeros.
+  ragged_k(a, b, group_sizes, alphas, out_dtype, alpha)
+      out[g] = alpha_g * a[g rows]^T @ b[g rows]; an empty group gives zeros.
   quantize_call(x, group_sizes, rowwise, columnwise, amax, flags)
       grouped quantize: the seven arrays of core.quantized, not differentiable.
 
-Each custom call's results are allocated by XLA, its workspace last. With
-flags=True, the workspace's first word comes back as `flags`, a uint32
-scalar array holding the GG_DEVICE_* bits of this call (group sizes that
-were negative or summed past M, which the kernels clamp by the library's
-rule: a negative size counts as 0, the groups are cut at M). Without, the
-handlers neither clear nor copy that word (None comes back): a GEMM then
-launches nothing before the library's kernels but the clearing of a
-ragged-M output's rows past the last group.
+An operand is a bfloat16/float16 array or a core.QuantizedTensor, one copy of
+what grouped_quantize returns (registered here as a pytree: its arrays are
+the children, its format and copy static). alpha_g is `alpha` (a host
+value, an attribute of the call) or, where `alphas` is an fp32 array [G],
+alphas[g]. Each custom call's operands are three buffers (data, block
+scales, fp32 scale; empty where there are none); its attributes, the
+operands' scaling and C layouts, are read from the descriptor that
+groupgemm.core builds while tracing, which runs every check (core's and the
+library's) on placeholder addresses: what is checked is what the handler
+builds. Each custom call's results are allocated by XLA, its workspace
+last. With flags=True, the workspace's first word comes back as `flags`, a
+uint32 scalar array holding the GG_DEVICE_* bits of this call (group sizes
+that were negative or summed past M, which the kernels clamp by the
+library's rule: a negative size counts as 0, the groups are cut at M).
+Without, the handlers neither clear nor copy that word (None comes back): a
+GEMM then launches nothing before the library's kernels but the clearing of
+a ragged-M output's rows past the last group.
 
 Gradients are our own products, as in the torch front end:
   ragged-M  dlhs = ragged-M of the cotangent with rhs read in the other
@@ -25,24 +34,36 @@ Gradients are our own products, as in the torch front end:
             against a column of ones, in fp32; group_sizes gets float0.
   ragged-K  da = ragged-M of b by dout[g] read as [N, K]; db = ragged-M of a
             by dout[g] read as [K, N].
-Cotangents arriving in another dtype than the operands (an fp32 output) are
-cast to the operands' dtype, since both operands of a product share one.
+alpha_g scales every gradient of its group. Cotangents arriving in another
+dtype than the operands (an fp32 output) are cast to the operands' dtype,
+since both operands of a product share one. A product with a quantized
+operand differentiates its bias only: a quantized operand is a constant of
+differentiation, and the other operand's gradient would need a copy of it
+blocked along another dimension, which only the caller has (the recipes of
+GroupedDense quantize each gradient's operands themselves). Asking for a
+gradient that is not computed (a quantized array's, the 16-bit operand's of
+a quantized product, a per-group alpha's) raises a TypeError naming it.
 """
 
 import functools
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import core
-from .._capi import DType, IndexType, Layout, Path
+from .._capi import DType, IndexType, Path
+from ..core import QuantizedTensor
 from ..errors import GroupGemmError
 from . import _ffi
 
+jax.tree_util.register_dataclass(QuantizedTensor, data_fields=list(QuantizedTensor.ARRAYS),
+                                 meta_fields=list(QuantizedTensor.METADATA))
+
 OPERAND_DTYPES = (jnp.bfloat16, jnp.float16)
 OUT_DTYPES = (jnp.bfloat16, jnp.float16, jnp.float32)
+QUANTIZED_OUT_DTYPE = np.dtype(jnp.bfloat16)  # a product of two quantized operands, by default
 RHS_LAYOUTS = ("kn", "nk")
 _OTHER_LAYOUT = {"kn": "nk", "nk": "kn"}
 _ONES_COLUMNS = 8  # GPU paths load rows in 16-byte vectors
@@ -55,6 +76,9 @@ _DTYPES = {
     np.dtype(jnp.bfloat16): DType.BF16,
     np.dtype(jnp.float16): DType.FP16,
     np.dtype(jnp.float32): DType.FP32,
+    np.dtype(jnp.float8_e4m3fn): DType.E4M3,
+    np.dtype(jnp.float8_e5m2): DType.E5M2,
+    np.dtype(jnp.uint8): core.Storage.UINT8,
     np.dtype(jnp.int32): IndexType.INT32,
     np.dtype(jnp.int64): IndexType.INT64,
 }
@@ -67,13 +91,30 @@ def _name(dtype) -> str:
     return np.dtype(dtype).name
 
 
-def check_operand_dtypes(first_name: str, first, second_name: str, second) -> None:
-    if first.dtype not in OPERAND_DTYPES:
+def is_quantized(operand) -> bool:
+    return isinstance(operand, QuantizedTensor)
+
+
+def _check_array_or_quantized(name: str, operand) -> None:
+    if is_quantized(operand) or hasattr(operand, "shape") and hasattr(operand, "dtype"):
+        return
+    hint = (" (grouped_quantize returns both copies: pass one, such as .rowwise)"
+            if isinstance(operand, core.Quantized) else "")
+    raise TypeError("%s: expected an array or a QuantizedTensor, got %s%s"
+                    % (name, type(operand).__name__, hint))
+
+
+def check_operand_dtype(name: str, operand) -> None:
+    if operand.dtype not in OPERAND_DTYPES:
         raise TypeError(
-            "%s: dtype %s is not supported (bfloat16 or float16; for float32 data, cast the "
-            "operands to bfloat16 and pass preferred_element_type=jnp.float32)"
-            % (first_name, _name(first.dtype))
+            "%s: dtype %s is not supported (bfloat16 or float16, or a QuantizedTensor; for "
+            "float32 data, cast the operands to bfloat16 and pass "
+            "preferred_element_type=jnp.float32)" % (name, _name(operand.dtype))
         )
+
+
+def check_operand_dtypes(first_name: str, first, second_name: str, second) -> None:
+    check_operand_dtype(first_name, first)
     if second.dtype != first.dtype:
         raise TypeError(
             "%s: dtype %s differs from %s's %s"
@@ -92,6 +133,14 @@ def out_dtype_of(operand_dtype, preferred_element_type, name="preferred_element_
     return dtype
 
 
+def product_out_dtype(first, second, preferred_element_type):
+    """preferred_element_type, by default the 16-bit operand's dtype (both
+    operands' in a 16-bit product, the lhs's in a weight-only one), or
+    bfloat16 where both are quantized."""
+    plain = [operand for operand in (first, second) if not is_quantized(operand)]
+    return out_dtype_of(plain[0].dtype if plain else QUANTIZED_OUT_DTYPE, preferred_element_type)
+
+
 def check_group_sizes(group_sizes, groups: Optional[int] = None) -> int:
     if group_sizes.ndim != 1:
         raise ValueError(
@@ -104,37 +153,109 @@ def check_group_sizes(group_sizes, groups: Optional[int] = None) -> int:
     return group_sizes.shape[0]
 
 
+def split_alpha(alpha) -> Tuple[Optional[jax.Array], float]:
+    """(alphas, alpha): an fp32 array [G] and 1.0, or None and the host value."""
+    if hasattr(alpha, "shape"):
+        return alpha, 1.0
+    return None, float(alpha)
+
+
+class _Spec(tuple):
+    """A hashable (shape, dtype) pair standing for an array in cache keys."""
+
+    def __new__(cls, array):
+        return super().__new__(cls, (tuple(int(d) for d in array.shape), np.dtype(array.dtype)))
+
+    shape = property(lambda self: self[0])
+    dtype = property(lambda self: self[1])
+
+
+class _QuantizedSpec(NamedTuple):
+    """A QuantizedTensor in cache keys: its format, copy and arrays' specs."""
+
+    format: str
+    columnwise: bool
+    data: _Spec
+    block_scales: Optional[_Spec]
+    scale: Optional[_Spec]
+
+
+def _spec(operand):
+    if operand is None:
+        return None
+    if is_quantized(operand):
+        return _QuantizedSpec(operand.format, operand.columnwise, _Spec(operand.data),
+                              _spec(operand.block_scales), _spec(operand.scale))
+    return _Spec(operand)
+
+
 def _operand(name: str, array, data: int = _PLACEHOLDER_ADDRESS) -> core.Operand:
+    """A packed view of an array (or a _Spec), at `data`."""
+    dtype = np.dtype(array.dtype)
+    if dtype not in _DTYPES:
+        raise TypeError("%s: element type %s is not one groupgemm reads" % (name, dtype.name))
     shape = tuple(int(d) for d in array.shape)
     strides, packed = [], 1
     for extent in reversed(shape):
         strides.append(packed)
         packed *= extent
-    element = _DTYPES[np.dtype(array.dtype)]
-    return core.Operand(name, data, element, shape, tuple(reversed(strides)), "xla")
+    return core.Operand(name, data, _DTYPES[dtype], shape, tuple(reversed(strides)), "xla")
 
 
-# ---- workspace ------------------------------------------------------------------
+def _argument(name: str, spec) -> core.Argument:
+    """core's view of an operand: a quantized one's arrays named name.data,
+    name.block_scales and name.scale."""
+    if not isinstance(spec, _QuantizedSpec):
+        return _operand(name, spec)
+    optional = lambda what, s: None if s is None else _operand(name + "." + what, s)  # noqa: E731
+    return core.QuantizedOperand(name, spec.format, _operand(name + ".data", spec.data),
+                                 optional("block_scales", spec.block_scales),
+                                 optional("scale", spec.scale), spec.columnwise)
+
+
+def _alpha_operand(alphas) -> core.Scalar:
+    return 1.0 if alphas is None else _operand("alpha", alphas)
+
+
+# ---- plans: the descriptor checked while tracing, and the workspace -----------
+
+
+class _Plan(NamedTuple):
+    desc: object  # the reference path's descriptor, at placeholder addresses
+    workspace_bytes: int  # for the largest need of any path
+    gpu_error: Optional[GroupGemmError]  # why no GPU path takes the problem, if none does
 
 
 @functools.lru_cache(maxsize=1024)
-def _workspace_bytes(key) -> Tuple[int, Optional[str]]:
-    """Workspace bytes for the largest need of any path (the platform is not
-    known while tracing), from the library's own query on a descriptor with
-    placeholder addresses; and, when no GPU path takes the problem, why.
-    The reference takes every problem the checks above let through, so its
-    refusal is raised."""
+def _plan(key) -> _Plan:
+    """The descriptor of a call (core's checks and the library's run while it
+    is built and sized; the reference takes every problem they let through,
+    so its refusal is raised), and workspace bytes for the largest need of
+    any path (the platform is not known while tracing)."""
     build = _DESCRIBERS[key[0]]
-    nbytes = core.workspace_size(build(key, Path.REFERENCE))
+    desc = build(key, Path.REFERENCE)
+    nbytes = core.workspace_size(desc)
     gpu_sizes, why_not = [], []
     for path in (Path.PORTABLE, Path.SM90):
         try:
             gpu_sizes.append(core.workspace_size(build(key, path)))
         except GroupGemmError as e:
-            why_not.append("%s: %s" % (path.name.lower(), e))
+            why_not.append(e)
     # + _GPU_ALIGNMENT: the CUDA handlers align the start themselves.
     nbytes = max([nbytes] + [size + _GPU_ALIGNMENT for size in gpu_sizes])
-    return nbytes, None if gpu_sizes else "; ".join(why_not)
+    gpu_error = None
+    if not gpu_sizes:
+        gpu_error = type(why_not[0])("groupgemm: no GPU path runs this product: " + "; ".join(
+            "%s: %s" % (path.name.lower(), e) for path, e in zip((Path.PORTABLE, Path.SM90),
+                                                                 why_not)))
+    return _Plan(desc, nbytes, gpu_error)
+
+
+def _plan_for(key) -> _Plan:
+    plan = _plan(key)
+    if plan.gpu_error is not None and jax.default_backend() == "gpu":
+        raise plan.gpu_error
+    return plan
 
 
 def _struct(shape, dtype):
@@ -142,23 +263,24 @@ def _struct(shape, dtype):
 
 
 def _describe_ragged_m(key, path):
-    _, lhs, rhs, sizes, bias, out, rhs_layout = key
+    _, lhs, rhs, sizes, bias, out, rhs_layout, alphas = key
     return core.ragged_m(
-        _operand("lhs", lhs),
-        _operand("rhs", rhs),
+        _argument("lhs", lhs),
+        _argument("rhs", rhs),
         _operand("out", out),
         _operand("group_sizes", sizes),
         w_layout=rhs_layout,
         bias=None if bias is None else _operand("bias", bias),
+        alpha=_alpha_operand(alphas),
         path=path,
     )
 
 
 def _describe_ragged_k(key, path):
-    _, a, b, sizes, out = key
+    _, a, b, sizes, out, alphas = key
     return core.ragged_k(
-        _operand("a", a), _operand("b", b), _operand("out", out), _operand("group_sizes", sizes),
-        path=path,
+        _argument("a", a), _argument("b", b), _operand("out", out),
+        _operand("group_sizes", sizes), alpha=_alpha_operand(alphas), path=path,
     )
 
 
@@ -188,108 +310,142 @@ _DESCRIBERS = {
 }
 
 
-class _Spec(tuple):
-    """A hashable (shape, dtype) pair standing for an array in cache keys."""
-
-    def __new__(cls, array):
-        return super().__new__(cls, (tuple(int(d) for d in array.shape), np.dtype(array.dtype)))
-
-    shape = property(lambda self: self[0])
-    dtype = property(lambda self: self[1])
-
-
-def _workspace_for(key) -> int:
-    nbytes, gpu_why_not = _workspace_bytes(key)
-    if gpu_why_not is not None and jax.default_backend() == "gpu":
-        raise ValueError("groupgemm: no GPU path runs this product: %s" % gpu_why_not)
-    return nbytes
-
-
 def _flags(workspace, flags: bool):
     if not flags:
         return None
     return jax.lax.bitcast_convert_type(workspace[:4], jnp.uint32)
 
 
-# ---- the custom calls -------------------------------------------------------------
+# ---- the products' custom calls -----------------------------------------------------
 
 
-def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha: float,
+def _ragged_m_key(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas):
+    rows, cols = core.ragged_m_out_shape(_argument("lhs", _spec(lhs)),
+                                         _argument("rhs", _spec(rhs)), rhs_layout)
+    out = _struct((rows, cols), out_dtype)
+    return ("ragged_m", _spec(lhs), _spec(rhs), _Spec(group_sizes), _spec(bias), _Spec(out),
+            rhs_layout, _spec(alphas)), out
+
+
+def _ragged_k_key(a, b, group_sizes, out_dtype, alphas):
+    shape = core.ragged_k_out_shape(_argument("a", _spec(a)), _argument("b", _spec(b)),
+                                    _operand("group_sizes", _Spec(group_sizes)))
+    out = _struct(shape, out_dtype)
+    return ("ragged_k", _spec(a), _spec(b), _Spec(group_sizes), _Spec(out), _spec(alphas)), out
+
+
+def _empty():
+    return jnp.zeros((0,), jnp.uint8)
+
+
+def _buffers(operand):
+    """An operand's three buffers: data, block scales, fp32 scale."""
+    if not is_quantized(operand):
+        return operand, _empty(), _empty()
+    return tuple(_empty() if array is None else array
+                 for array in (operand.data, operand.block_scales, operand.scale))
+
+
+def _gemm_options(desc, has_bias: bool, alphas, alpha: float, flags: bool):
+    """The handlers' attributes (GemmOptions), read off the checked descriptor."""
+    options = {}
+    for side, tensor, layout in (("lhs", desc.lhs, desc.lhs_layout),
+                                 ("rhs", desc.rhs, desc.rhs_layout)):
+        options.update({side + "_block_scaling": np.int32(tensor.block_scaling),
+                        side + "_scale_extent": np.int32(tensor.scale_extent),
+                        side + "_layout": np.int32(layout)})
+    options.update(has_bias=np.int32(has_bias), per_group_alpha=np.int32(alphas is not None),
+                   alpha=np.float32(alpha), flags=np.int32(flags))
+    return options
+
+
+def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alphas, alpha: float,
                   flags: bool = False):
     """(out, flags) of one ragged-M custom call, flags None unless asked
     for; the arguments are checked."""
     _ffi.library()
-    rows = lhs.shape[0]
-    cols = rhs.shape[2] if rhs_layout == "kn" else rhs.shape[1]
-    out = _struct((rows, cols), out_dtype)
-    key = ("ragged_m", _Spec(lhs), _Spec(rhs), _Spec(group_sizes),
-           None if bias is None else _Spec(bias), _Spec(out), rhs_layout)
-    workspace = _struct((_workspace_for(key),), np.uint8)
+    key, out = _ragged_m_key(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas)
+    plan = _plan_for(key)
+    workspace = _struct((plan.workspace_bytes,), np.uint8)
     call = jax.ffi.ffi_call("groupgemm_ragged_m", (out, workspace))
     result, ws = call(
-        lhs,
-        rhs,
-        group_sizes,
-        jnp.zeros((0,), out_dtype) if bias is None else bias,
-        rhs_layout=np.int32(Layout.N if rhs_layout == "kn" else Layout.T),
-        has_bias=np.int32(bias is not None),
-        alpha=np.float32(alpha),
-        flags=np.int32(flags),
+        *_buffers(lhs), *_buffers(rhs), group_sizes,
+        _empty() if bias is None else bias,
+        _empty() if alphas is None else alphas,
+        **_gemm_options(plan.desc, bias is not None, alphas, alpha, flags),
     )
     return result, _flags(ws, flags)
 
 
-def ragged_k_call(a, b, group_sizes, out_dtype, alpha: float, flags: bool = False):
+def ragged_k_call(a, b, group_sizes, out_dtype, alphas, alpha: float, flags: bool = False):
     """(out, flags) of one ragged-K custom call, flags None unless asked
     for; the arguments are checked."""
     _ffi.library()
-    out = _struct((group_sizes.shape[0], a.shape[1], b.shape[1]), out_dtype)
-    key = ("ragged_k", _Spec(a), _Spec(b), _Spec(group_sizes), _Spec(out))
-    workspace = _struct((_workspace_for(key),), np.uint8)
+    key, out = _ragged_k_key(a, b, group_sizes, out_dtype, alphas)
+    plan = _plan_for(key)
+    workspace = _struct((plan.workspace_bytes,), np.uint8)
     call = jax.ffi.ffi_call("groupgemm_ragged_k", (out, workspace))
-    result, ws = call(a, b, group_sizes, alpha=np.float32(alpha), flags=np.int32(flags))
+    result, ws = call(
+        *_buffers(a), *_buffers(b), group_sizes,
+        _empty() if alphas is None else alphas,
+        **_gemm_options(plan.desc, False, alphas, alpha, flags),
+    )
     return result, _flags(ws, flags)
 
 
-def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str) -> Tuple[int, int]:
-    """Raises TypeError/ValueError naming the argument; returns (M, N)."""
+def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alphas) -> None:
+    """Raises TypeError/ValueError naming the argument: the 16-bit operands'
+    rules here, in JAX's terms, then everything through core and the
+    library (quantized operands' arrays and formats, alpha)."""
     if rhs_layout not in RHS_LAYOUTS:
         raise ValueError("rhs_layout: expected 'kn' ([G, K, N]) or 'nk' ([G, N, K]), got %r"
                          % (rhs_layout,))
-    if lhs.ndim != 2:
+    _check_array_or_quantized("lhs", lhs)
+    _check_array_or_quantized("rhs", rhs)
+    if not is_quantized(lhs) and lhs.ndim != 2:
         raise ValueError("lhs: expected [M, K], got shape %s" % list(lhs.shape))
     expected = "[G, K, N]" if rhs_layout == "kn" else "[G, N, K]"
-    if rhs.ndim != 3:
+    if not is_quantized(rhs) and rhs.ndim != 3:
         raise ValueError("rhs: expected %s (rhs_layout %r), got shape %s"
                          % (expected, rhs_layout, list(rhs.shape)))
-    check_operand_dtypes("lhs", lhs, "rhs", rhs)
+    if not (is_quantized(lhs) or is_quantized(rhs)):
+        check_operand_dtypes("lhs", lhs, "rhs", rhs)
+    for name, operand in (("lhs", lhs), ("rhs", rhs)):
+        if not is_quantized(operand):
+            check_operand_dtype(name, operand)
     groups = check_group_sizes(group_sizes)
-    if rhs.shape[0] != groups:
-        raise ValueError("rhs: has %s groups (shape %s), but group_sizes has %s"
-                         % (rhs.shape[0], list(rhs.shape), groups))
-    kn = rhs_layout == "kn"
-    depth, cols = (rhs.shape[1], rhs.shape[2]) if kn else (rhs.shape[2], rhs.shape[1])
-    if depth != lhs.shape[1]:
-        raise ValueError("rhs: K = %s (shape %s, rhs_layout %r), but lhs has K = %s"
-                         % (depth, list(rhs.shape), rhs_layout, lhs.shape[1]))
+    if not is_quantized(rhs):
+        if rhs.shape[0] != groups:
+            raise ValueError("rhs: has %s groups (shape %s), but group_sizes has %s"
+                             % (rhs.shape[0], list(rhs.shape), groups))
+        depth = rhs.shape[1] if rhs_layout == "kn" else rhs.shape[2]
+        if not is_quantized(lhs) and depth != lhs.shape[1]:
+            raise ValueError("rhs: K = %s (shape %s, rhs_layout %r), but lhs has K = %s"
+                             % (depth, list(rhs.shape), rhs_layout, lhs.shape[1]))
+    key, out = _ragged_m_key(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas)
     if bias is not None:
-        if tuple(bias.shape) != (groups, cols):
+        if tuple(bias.shape) != (groups, out.shape[1]):
             raise ValueError("bias: expected [G, N] = [%s, %s], got shape %s"
-                             % (groups, cols, list(bias.shape)))
+                             % (groups, out.shape[1], list(bias.shape)))
         out_dtype_of(bias.dtype, bias.dtype, "bias")
-    return lhs.shape[0], cols
+    _plan_for(key)
 
 
-def check_ragged_k(a, b, group_sizes) -> None:
-    if a.ndim != 2:
+def check_ragged_k(a, b, group_sizes, out_dtype, alphas) -> None:
+    """As check_ragged_m, for a ragged-K product."""
+    _check_array_or_quantized("a", a)
+    _check_array_or_quantized("b", b)
+    if not is_quantized(a) and a.ndim != 2:
         raise ValueError("a: expected [M, P], got shape %s" % list(a.shape))
-    if b.ndim != 2:
+    if not is_quantized(b) and b.ndim != 2:
         raise ValueError("b: expected [M, Q], got shape %s" % list(b.shape))
-    check_operand_dtypes("a", a, "b", b)
+    if not (is_quantized(a) or is_quantized(b)):
+        check_operand_dtypes("a", a, "b", b)
+        if b.shape[0] != a.shape[0]:
+            raise ValueError("b: has %s rows, but a has %s (both hold the same groups of rows)"
+                             % (b.shape[0], a.shape[0]))
     check_group_sizes(group_sizes)
-    if b.shape[0] != a.shape[0]:
-        raise ValueError("b: has %s rows, but a has %s (both hold the same groups of rows)"
-                         % (b.shape[0], a.shape[0]))
+    _plan_for(_ragged_k_key(a, b, group_sizes, out_dtype, alphas)[0])
 
 
 # ---- grouped quantize -------------------------------------------------------------
@@ -338,7 +494,7 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
     results.append(_struct((groups,), np.float32) if amax else empty)
     key = ("quantize", _Spec(x), None if group_sizes is None else _Spec(group_sizes),
            rowwise, columnwise, amax)
-    results.append(_struct((_workspace_for(key),), np.uint8))
+    results.append(_struct((_plan_for(key).workspace_bytes,), np.uint8))
     call = jax.ffi.ffi_call("groupgemm_quantize", tuple(results))
     # Stacked input has no sizes: an empty placeholder the handlers ignore.
     sizes = jnp.zeros((0,), jnp.int32) if group_sizes is None else group_sizes
@@ -346,63 +502,115 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
     return arrays, _flags(workspace, flags)
 
 
-# ---- ragged-M with its VJP -------------------------------------------------------
+# ---- the VJPs ------------------------------------------------------------------------
+# symbolic_zeros: the forward rules see which inputs are differentiated
+# (`perturbed`), so that a gradient that is not computed is refused by name
+# rather than returned as zeros.
 
 
 def _float0_like(group_sizes):
     return np.zeros(group_sizes.shape, dtype=jax.dtypes.float0)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(4, 5, 6))
-def ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha):
-    return ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha)[0]
+def _unwrap(primals):
+    """(values, perturbed) of symbolic_zeros' CustomVJPPrimal leaves."""
+    return (jax.tree_util.tree_map(lambda p: p.value, primals),
+            jax.tree_util.tree_map(lambda p: p.perturbed, primals))
 
 
-def _ragged_m_fwd(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha):
-    out = ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alpha)[0]
+def _refuse_gradients(named_operands, perturbed_operands, alphas_perturbed) -> None:
+    """Raises TypeError for a gradient asked of a product that it does not
+    compute (see the module's docstring)."""
+    quantized = [name for name, operand in named_operands if is_quantized(operand)]
+    for (name, operand), perturbed in zip(named_operands, perturbed_operands):
+        if not any(jax.tree_util.tree_leaves(perturbed)):
+            continue
+        if is_quantized(operand):
+            raise TypeError(
+                "%s: a quantized operand is a constant of differentiation (no gradient flows "
+                "into grouped_quantize's arrays); differentiate the value it was quantized from "
+                "through a recipe (GroupedDense(recipe=...), make_ragged_dot_cls(recipe))" % name)
+        if quantized:
+            raise TypeError(
+                "%s: a product with a quantized %s is not differentiable in %s (the gradient "
+                "needs %s blocked along another dimension); train through a recipe "
+                "(GroupedDense(recipe=...), make_ragged_dot_cls(recipe))"
+                % (name, quantized[0], name, quantized[0]))
+    if alphas_perturbed:
+        raise TypeError("alpha: a per-group alpha array is not differentiated; pass it through "
+                        "jax.lax.stop_gradient")
+
+
+def _zero_cotangent(grad) -> bool:
+    return isinstance(grad, jax.custom_derivatives.SymbolicZero)
+
+
+# ragged-M
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(5, 6, 7))
+def ragged_m(lhs, rhs, group_sizes, bias, alphas, rhs_layout, out_dtype, alpha):
+    return ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas, alpha)[0]
+
+
+def _ragged_m_fwd(lhs, rhs, group_sizes, bias, alphas, rhs_layout, out_dtype, alpha):
+    (lhs, rhs, group_sizes, bias, alphas), perturbed = _unwrap(
+        (lhs, rhs, group_sizes, bias, alphas))
+    _refuse_gradients((("lhs", lhs), ("rhs", rhs)), perturbed[:2], perturbed[4])
+    out = ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas, alpha)[0]
     # Residuals are arrays: an empty one carries the bias dtype, if any.
     bias_like = None if bias is None else jnp.zeros((0,), bias.dtype)
-    return out, (lhs, rhs, group_sizes, bias_like)
+    return out, (lhs, rhs, group_sizes, bias_like, alphas)
 
 
 def _ragged_m_bwd(rhs_layout, out_dtype, alpha, residuals, grad):
-    lhs, rhs, group_sizes, bias_like = residuals
-    grad = grad.astype(lhs.dtype)
-    dlhs = ragged_m_call(grad, rhs, group_sizes, None, _OTHER_LAYOUT[rhs_layout], lhs.dtype,
-                         alpha)[0]
-    a, b = (lhs, grad) if rhs_layout == "kn" else (grad, lhs)
-    drhs = ragged_k_call(a, b, group_sizes, rhs.dtype, alpha)[0]
-    dbias = None
+    lhs, rhs, group_sizes, bias_like, alphas = residuals
+    if _zero_cotangent(grad):
+        return None, None, _float0_like(group_sizes), None, None
+    dlhs = drhs = dbias = None
+    if not (is_quantized(lhs) or is_quantized(rhs)):
+        grad = grad.astype(lhs.dtype)
+        dlhs = ragged_m_call(grad, rhs, group_sizes, None, _OTHER_LAYOUT[rhs_layout], lhs.dtype,
+                             alphas, alpha)[0]
+        a, b = (lhs, grad) if rhs_layout == "kn" else (grad, lhs)
+        drhs = ragged_k_call(a, b, group_sizes, rhs.dtype, alphas, alpha)[0]
     if bias_like is not None:
-        ones = jnp.ones((grad.shape[0], _ONES_COLUMNS), grad.dtype)
-        dbias = ragged_k_call(ones, grad, group_sizes, jnp.float32, 1.0)[0][:, 0, :]
+        # A 16-bit product's cotangent is cast above; a quantized one's to bfloat16.
+        dout = grad if grad.dtype in OPERAND_DTYPES else grad.astype(jnp.bfloat16)
+        ones = jnp.ones((dout.shape[0], _ONES_COLUMNS), dout.dtype)
+        dbias = ragged_k_call(ones, dout, group_sizes, jnp.float32, None, 1.0)[0][:, 0, :]
         dbias = dbias.astype(bias_like.dtype)
-    return dlhs, drhs, _float0_like(group_sizes), dbias
+    return dlhs, drhs, _float0_like(group_sizes), dbias, None
 
 
-ragged_m.defvjp(_ragged_m_fwd, _ragged_m_bwd)
+ragged_m.defvjp(_ragged_m_fwd, _ragged_m_bwd, symbolic_zeros=True)
 
 
-# ---- ragged-K with its VJP -------------------------------------------------------
+# ragged-K
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
-def ragged_k(a, b, group_sizes, out_dtype, alpha):
-    return ragged_k_call(a, b, group_sizes, out_dtype, alpha)[0]
+@functools.partial(jax.custom_vjp, nondiff_argnums=(4, 5))
+def ragged_k(a, b, group_sizes, alphas, out_dtype, alpha):
+    return ragged_k_call(a, b, group_sizes, out_dtype, alphas, alpha)[0]
 
 
-def _ragged_k_fwd(a, b, group_sizes, out_dtype, alpha):
-    return ragged_k_call(a, b, group_sizes, out_dtype, alpha)[0], (a, b, group_sizes)
+def _ragged_k_fwd(a, b, group_sizes, alphas, out_dtype, alpha):
+    (a, b, group_sizes, alphas), perturbed = _unwrap((a, b, group_sizes, alphas))
+    _refuse_gradients((("a", a), ("b", b)), perturbed[:2], perturbed[3])
+    return ragged_k_call(a, b, group_sizes, out_dtype, alphas, alpha)[0], (a, b, group_sizes,
+                                                                          alphas)
 
 
 def _ragged_k_bwd(out_dtype, alpha, residuals, grad):
-    a, b, group_sizes = residuals
+    a, b, group_sizes, alphas = residuals
+    if _zero_cotangent(grad) or is_quantized(a) or is_quantized(b):
+        return None, None, _float0_like(group_sizes), None
     grad = grad.astype(a.dtype)
     # da[g rows] = b[g rows] @ grad[g]^T: grad [G, P, Q] read as [G, N, K] (N = P, K = Q).
-    da = ragged_m_call(b, grad, group_sizes, None, "nk", a.dtype, alpha)[0]
+    da = ragged_m_call(b, grad, group_sizes, None, "nk", a.dtype, alphas, alpha)[0]
     # db[g rows] = a[g rows] @ grad[g]: grad read as [G, K, N] (K = P, N = Q).
-    db = ragged_m_call(a, grad, group_sizes, None, "kn", b.dtype, alpha)[0]
-    return da, db, _float0_like(group_sizes)
+    db = ragged_m_call(a, grad, group_sizes, None, "kn", b.dtype, alphas, alpha)[0]
+    return da, db, _float0_like(group_sizes), None
 
 
-ragged_k.defvjp(_ragged_k_fwd, _ragged_k_bwd)
+ragged_k.defvjp(_ragged_k_fwd, _ragged_k_bwd, symbolic_zeros=True)
