@@ -307,6 +307,24 @@ def test_forward_and_backward_run_three_custom_calls_and_nothing_else(rhs_layout
     assert layouts == ["0", "1"]
 
 
+def test_quantized_operands_go_to_the_product_as_the_quantizer_wrote_them():
+    """quantize -> product: three custom calls, and no copy, transpose or
+    conversion of the quantized arrays between them."""
+    groups = len(SIZES)
+    args = (_spec((M, K)), _spec((groups, N, K)), _spec((groups,), jnp.int32))
+
+    def product(x, w, s):
+        qx = ggj.grouped_quantize(x, s, rowwise="nvfp4_group")
+        qw = ggj.grouped_quantize(w, rowwise="nvfp4_tensor")
+        return ggj.ragged_dot(qx.rowwise, qw.rowwise, s, rhs_layout="nk")
+
+    instructions = _instructions(product, *args)
+    assert {opcode for opcode, _ in instructions} <= _PLUMBING, instructions
+    targets = sorted(line.split('custom_call_target="')[1].split('"')[0]
+                     for line in _custom_calls(instructions))
+    assert targets == ["groupgemm_quantize", "groupgemm_quantize", "groupgemm_ragged_m"]
+
+
 def test_only_the_with_flags_functions_ask_for_the_flags():
     args = (_spec((M, K)), _spec((len(SIZES), K, N)), _spec((len(SIZES),), jnp.int32))
     plain = _custom_calls(_instructions(ggj.ragged_dot, *args))

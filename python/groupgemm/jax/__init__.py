@@ -115,7 +115,7 @@ def _ragged_dot(lhs, rhs, group_sizes, precision, preferred_element_type, group_
     if group_offset is not None:
         raise NotImplementedError("group_offset: not supported by groupgemm.jax.ragged_dot")
     alphas, alpha = _ops.split_alpha(alpha)
-    out_dtype = _ops.product_out_dtype(lhs, rhs, preferred_element_type)
+    out_dtype = _ops.product_out_dtype(("lhs", "rhs"), (lhs, rhs), preferred_element_type)
     _ops.check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas)
     if differentiable:
         return _ops.ragged_m(lhs, rhs, group_sizes, bias, alphas, rhs_layout, out_dtype, alpha)
@@ -141,7 +141,7 @@ def ragged_dot_k(a, b, group_sizes, *, preferred_element_type=None, alpha=1.0):
     their gradient raises TypeError).
     """
     alphas, alpha = _ops.split_alpha(alpha)
-    out_dtype = _ops.product_out_dtype(a, b, preferred_element_type)
+    out_dtype = _ops.product_out_dtype(("a", "b"), (a, b), preferred_element_type)
     _ops.check_ragged_k(a, b, group_sizes, out_dtype, alphas)
     return _ops.ragged_k(a, b, group_sizes, alphas, out_dtype, alpha)
 

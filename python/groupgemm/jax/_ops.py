@@ -133,11 +133,14 @@ def out_dtype_of(operand_dtype, preferred_element_type, name="preferred_element_
     return dtype
 
 
-def product_out_dtype(first, second, preferred_element_type):
+def product_out_dtype(names, operands, preferred_element_type):
     """preferred_element_type, by default the 16-bit operand's dtype (both
     operands' in a 16-bit product, the lhs's in a weight-only one), or
-    bfloat16 where both are quantized."""
-    plain = [operand for operand in (first, second) if not is_quantized(operand)]
+    bfloat16 where both are quantized. Checks first that each operand is an
+    array or a QuantizedTensor."""
+    for name, operand in zip(names, operands):
+        _check_array_or_quantized(name, operand)
+    plain = [operand for operand in operands if not is_quantized(operand)]
     return out_dtype_of(plain[0].dtype if plain else QUANTIZED_OUT_DTYPE, preferred_element_type)
 
 
@@ -396,12 +399,11 @@ def ragged_k_call(a, b, group_sizes, out_dtype, alphas, alpha: float, flags: boo
 def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alphas) -> None:
     """Raises TypeError/ValueError naming the argument: the 16-bit operands'
     rules here, in JAX's terms, then everything through core and the
-    library (quantized operands' arrays and formats, alpha)."""
+    library (quantized operands' arrays and formats, alpha). The operands
+    are arrays or QuantizedTensors (product_out_dtype)."""
     if rhs_layout not in RHS_LAYOUTS:
         raise ValueError("rhs_layout: expected 'kn' ([G, K, N]) or 'nk' ([G, N, K]), got %r"
                          % (rhs_layout,))
-    _check_array_or_quantized("lhs", lhs)
-    _check_array_or_quantized("rhs", rhs)
     if not is_quantized(lhs) and lhs.ndim != 2:
         raise ValueError("lhs: expected [M, K], got shape %s" % list(lhs.shape))
     expected = "[G, K, N]" if rhs_layout == "kn" else "[G, N, K]"
@@ -433,8 +435,6 @@ def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alph
 
 def check_ragged_k(a, b, group_sizes, out_dtype, alphas) -> None:
     """As check_ragged_m, for a ragged-K product."""
-    _check_array_or_quantized("a", a)
-    _check_array_or_quantized("b", b)
     if not is_quantized(a) and a.ndim != 2:
         raise ValueError("a: expected [M, P], got shape %s" % list(a.shape))
     if not is_quantized(b) and b.ndim != 2:
