@@ -239,6 +239,12 @@ def _logical(argument: Argument) -> Operand:
     return replace(view, name=argument.name)
 
 
+def argument_shape(argument: Argument) -> Tuple[int, ...]:
+    """The shape of an argument as its caller means it, in elements (a
+    columnwise copy's is that of the tensor it was quantized from)."""
+    return _logical(argument).shape
+
+
 def _check_quantized_scales(q: QuantizedOperand, groups: int) -> None:
     """q's block scales and fp32 scale against the arrays grouped_quantize
     allocates for an input of q's shape: present where the format has them,
@@ -283,7 +289,9 @@ def _packed(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _require_blocks_along_contraction(argument: Argument, contraction_last: bool, hint: str) -> None:
+def _require_blocks_along_contraction(
+    argument: Argument, contraction_last: bool, hint: str
+) -> None:
     """Block scales run along the last dimension of a quantized argument's
     data (128x128 tiles along both), which the product needs to be the
     contraction; `contraction_last`: the contraction is the last dimension
@@ -525,7 +533,8 @@ ScaleAddresses = Tuple[int, int]  # a quantized argument's block scales and fp32
 
 
 def _scale_addresses(argument: QuantizedOperand) -> ScaleAddresses:
-    return tuple(0 if array is None else array.data for array in (argument.block_scales, argument.scale))
+    arrays = (argument.block_scales, argument.scale)
+    return tuple(0 if array is None else array.data for array in arrays)
 
 
 def _point_scales(tensor: _capi.Tensor, addresses: ScaleAddresses) -> None:

@@ -18,6 +18,10 @@ read them on the host, and whose bad sizes the library clamps and reports
 through the workspace's flags) the products read them first: a negative
 size, or sizes summing past M, raise ValueError. Operands are bfloat16,
 float16 or fp8; the output may be float32.
+
+grouped_quantize writes every format of core.QUANTIZE_FORMATS, and the
+products take its outputs (core.QuantizedTensor) as operands: the
+quantized formats run here, on the reference, and nowhere else yet.
 """
 
 import threading
@@ -36,12 +40,14 @@ _ELEMENT_TYPES = {
     "float8_e5m2": DType.E5M2,
     "int32": IndexType.INT32,
     "int64": IndexType.INT64,
+    "uint8": core.Storage.UINT8,  # packed e2m1, e8m0 and ue4m3 block scales
 }
 
 # Element types of the products' operands (x and w, a and b), by dtype name.
 _OPERAND_TYPES = ("bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
 
 ArrayScalar = Union[float, np.ndarray]
+Operand = Union[np.ndarray, core.QuantizedTensor]
 
 
 def operand(name: str, array: np.ndarray) -> core.Operand:
@@ -64,6 +70,18 @@ def operand(name: str, array: np.ndarray) -> core.Operand:
         strides=tuple(stride // itemsize for stride in array.strides),
         device="cpu",
     )
+
+
+def argument(name: str, value: Operand) -> core.Argument:
+    """The core view of an operand: an array, or grouped_quantize's output."""
+    if not isinstance(value, core.QuantizedTensor):
+        return operand(name, value)
+    arrays = (value.data, value.block_scales, value.scale)
+    parts = {
+        part: None if array is None else operand("%s.%s" % (name, part), array)
+        for part, array in zip(core.QuantizedTensor.ARRAYS, arrays)
+    }
+    return core.QuantizedOperand(name, value.format, columnwise=value.columnwise, **parts)
 
 
 Matrices = Union[np.ndarray, Sequence[np.ndarray]]
@@ -131,6 +149,8 @@ def _require_operands(first_name: str, first, second_name: str, second: Matrices
     if isinstance(second, (list, tuple)) and second:
         checked_name, second = "%s[0]" % second_name, second[0]
     for name, array in ((first_name, first), (checked_name, second)):
+        if isinstance(array, core.QuantizedTensor):
+            continue  # its format is checked against grouped_quantize's
         dtype = getattr(array, "dtype", None)
         if dtype is not None and dtype.name not in _OPERAND_TYPES:
             raise TypeError(
@@ -158,6 +178,11 @@ def _scalar(name: str, value: ArrayScalar):
     return operand(name, value) if isinstance(value, np.ndarray) else float(value)
 
 
+def _default_out_dtype(first: Operand):
+    """An operand's own dtype; float32 for a quantized one."""
+    return np.float32 if isinstance(first, core.QuantizedTensor) else first.dtype
+
+
 def _output(out: Optional[np.ndarray], shape, dtype, beta: ArrayScalar, allocate):
     if out is None:
         if isinstance(beta, np.ndarray) or beta != 0:
@@ -171,8 +196,8 @@ def _output(out: Optional[np.ndarray], shape, dtype, beta: ArrayScalar, allocate
 
 
 def grouped_mm(
-    x: np.ndarray,
-    w: Matrices,
+    x: Operand,
+    w: Union[Operand, Sequence[np.ndarray]],
     group_sizes: np.ndarray,
     *,
     w_layout: str = "nk",
@@ -188,14 +213,23 @@ def grouped_mm(
     x [M, K]; w [G, N, K] for w_layout "nk" (nn.Linear layout) or [G, K, N]
     for "kn", or a list of the G expert matrices ([N, K] or [K, N], of one
     shape, type and strides); group_sizes int32/int64 [G] with sum <= M.
-    Returns out [M, N] (dtype out_dtype, default x's). Raises ValueError
-    where a group size is negative or the sizes sum past M.
+    x and w may be grouped_quantize outputs (core.QuantizedTensor): x its
+    rowwise copy, w the copy whose blocks run along K (the rowwise copy of
+    [G, N, K] weights for "nk", the columnwise one for "kn"), both in one
+    recipe, or a bf16/fp16 x with quantized weights. alpha and beta are
+    floats or fp32 arrays [G]. Returns out [M, N] (dtype out_dtype, default
+    x's, float32 for a quantized x). Raises ValueError where a group size is
+    negative or the sizes sum past M.
     """
     _require_operands("x", x, "w", w)
-    x_view = operand("x", x)
-    w_view, _w_addresses = matrices_operand("w", w)
+    x_view = argument("x", x)
+    if isinstance(w, core.QuantizedTensor):
+        w_view, _w_addresses = argument("w", w), None
+    else:
+        w_view, _w_addresses = matrices_operand("w", w)
     shape = core.ragged_m_out_shape(x_view, w_view, w_layout)
-    out = _output(out, shape, x.dtype if out_dtype is None else out_dtype, beta, np.zeros)
+    dtype = _default_out_dtype(x) if out_dtype is None else out_dtype
+    out = _output(out, shape, dtype, beta, np.zeros)
     desc = core.ragged_m(
         x_view,
         w_view,
@@ -206,14 +240,14 @@ def grouped_mm(
         alpha=_scalar("alpha", alpha),
         beta=_scalar("beta", beta),
     )
-    _require_sizes_within(group_sizes, x.shape[0], "x")
+    _require_sizes_within(group_sizes, shape[0], "x")
     _or_default(workspace).run(desc)
     return out
 
 
 def ragged_k_mm(
-    a: np.ndarray,
-    b: np.ndarray,
+    a: Operand,
+    b: Operand,
     group_sizes: np.ndarray,
     *,
     out_dtype=None,
@@ -225,18 +259,22 @@ def ragged_k_mm(
     """Ragged-K product: out[g] = alpha * a[g rows]^T @ b[g rows] + beta * out[g].
 
     a [M, P]; b [M, Q]; group_sizes int32/int64 [G]. Returns out [G, P, Q]
-    (dtype out_dtype, default a's); a group of size 0 gets beta * out[g].
-    out= may be a list of G separate [P, Q] matrices (per-expert gradients).
-    Raises ValueError where a group size is negative or the sizes sum past M.
+    (dtype out_dtype, default a's, float32 for a quantized a); a group of
+    size 0 gets beta * out[g]. out= may be a list of G separate [P, Q]
+    matrices (per-expert gradients). a and b may be grouped_quantize
+    outputs of one recipe: their columnwise copies (blocks along the
+    tokens), or either copy of a format without block scales. Raises
+    ValueError where a group size is negative or the sizes sum past M.
     """
     _require_operands("a", a, "b", b)
     a_view, b_view, sizes_view = (
-        operand("a", a),
-        operand("b", b),
+        argument("a", a),
+        argument("b", b),
         operand("group_sizes", group_sizes),
     )
     shape = core.ragged_k_out_shape(a_view, b_view, sizes_view)
-    out = _output(out, shape, a.dtype if out_dtype is None else out_dtype, beta, np.empty)
+    dtype = _default_out_dtype(a) if out_dtype is None else out_dtype
+    out = _output(out, shape, dtype, beta, np.empty)
     out_view, _out_addresses = matrices_operand("out", out)
     desc = core.ragged_k(
         a_view,
@@ -246,9 +284,73 @@ def ragged_k_mm(
         alpha=_scalar("alpha", alpha),
         beta=_scalar("beta", beta),
     )
-    _require_sizes_within(group_sizes, a.shape[0], "a and b")
+    _require_sizes_within(group_sizes, core.argument_shape(a_view)[0], "a and b")
     _or_default(workspace).run(desc)
     return out
+
+
+def _new_array(array: Optional[core.QuantizeArray]) -> Optional[np.ndarray]:
+    if array is None:
+        return None
+    if array.dtype.startswith("float8"):
+        import ml_dtypes  # noqa: PLC0415  (fp8 arrays are its types)
+
+        return np.empty(array.shape, getattr(ml_dtypes, array.dtype))
+    return np.empty(array.shape, array.dtype)
+
+
+def _output_arrays(fmt: Optional[str], shape, groups: int, columnwise: bool) -> list:
+    """data, block scales and fp32 scale of one output (None: not asked for, or none)."""
+    if fmt is None:
+        return [None] * 3
+    return [_new_array(array) for array in core.quantize_arrays(fmt, shape, groups, columnwise)]
+
+
+def _address(array: Optional[np.ndarray]) -> int:
+    return 0 if array is None else array.ctypes.data
+
+
+def _quantized_output(fmt: Optional[str], arrays) -> Optional[core.QuantizedOutput]:
+    return None if fmt is None else core.QuantizedOutput(fmt, *map(_address, arrays))
+
+
+def grouped_quantize(
+    x: np.ndarray,
+    group_sizes: Optional[np.ndarray] = None,
+    *,
+    rowwise: Optional[str] = None,
+    columnwise: Optional[str] = None,
+    amax: bool = False,
+    workspace: Optional[HostWorkspace] = None,
+) -> core.Quantized:
+    """Quantizes x [M, K] (ragged by group_sizes [G] int32/int64) or
+    stacked weights [G, N, K] (group_sizes None), bfloat16/float16/float32,
+    into a rowwise output (x's shape, blocks along K) and/or a columnwise
+    one (transposed, blocks along the tokens restarting at every group
+    start), each in a format of core.QUANTIZE_FORMATS, as
+    groupgemm.torch.grouped_quantize does; amax=True also returns each
+    group's absolute maximum [G]. Entries past the last group are left
+    uninitialized. Raises ValueError where a group size is negative or the
+    sizes sum past M."""
+    stacked = group_sizes is None
+    core.check_quantize_request(rowwise, columnwise, amax, stacked)
+    x_view = operand("x", x)
+    sizes_view = None if stacked else operand("group_sizes", group_sizes)
+    groups = x.shape[0] if stacked else len(group_sizes)
+    arrays = _output_arrays(rowwise, x.shape, groups, False)
+    arrays += _output_arrays(columnwise, x.shape, groups, True)
+    arrays.append(np.zeros(groups, np.float32) if amax else None)
+    desc = core.grouped_quantize(
+        x_view,
+        sizes_view,
+        _quantized_output(rowwise, arrays[0:3]),
+        _quantized_output(columnwise, arrays[3:6]),
+        _address(arrays[6]),
+    )
+    if not stacked:
+        _require_sizes_within(group_sizes, x.shape[0], "x")
+    _or_default(workspace).run(desc)
+    return core.quantized(rowwise, columnwise, amax, arrays)
 
 
 def check(workspace: Optional[HostWorkspace] = None) -> DeviceFlag:

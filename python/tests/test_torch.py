@@ -257,14 +257,28 @@ def test_opcheck(device):
     bias = small_integers((4, 24), device=device, generator=generator).requires_grad_()
     group_sizes = torch.tensor(sizes, dtype=torch.int32, device=device)
     ops = torch.ops.groupgemm
-    torch.library.opcheck(ops.grouped_mm.default, (x, w, group_sizes, "nk", None, bias, 1.0))
-    torch.library.opcheck(ops.ragged_k_mm.default, (x, x, group_sizes, torch.float32, 1.0))
+    alphas = torch.tensor([1.0, 2.0, 0.5, -1.0], device=device)  # per group
+
+    def operands(first, second):  # each operand's five arguments (plain tensors)
+        return (first, None, None, None, False, second, None, None, None, False)
+
     torch.library.opcheck(
-        ops.grouped_mm_zero_rest.default, (x.detach(), w.detach(), group_sizes, "nk", 1.0)
+        ops.grouped_mm.default, (*operands(x, w), group_sizes, "nk", None, bias, 1.0, None)
+    )
+    torch.library.opcheck(
+        ops.grouped_mm.default, (*operands(x, w), group_sizes, "nk", None, bias, 1.0, alphas)
+    )
+    torch.library.opcheck(
+        ops.ragged_k_mm.default, (*operands(x, x), group_sizes, torch.float32, 1.0, None)
+    )
+    torch.library.opcheck(
+        ops.grouped_mm_zero_rest.default,
+        (*operands(x.detach(), w.detach()), group_sizes, "nk", None, 1.0, None),
     )
     out = torch.zeros(M, 24, dtype=torch.float32, device=device)
     torch.library.opcheck(
-        ops.grouped_mm_out.default, (out, x.detach(), w.detach(), group_sizes, "nk", None, 1.0, 1.0)
+        ops.grouped_mm_out.default,
+        (out, *operands(x.detach(), w.detach()), group_sizes, "nk", None, 1.0, None, 1.0),
     )
 
 

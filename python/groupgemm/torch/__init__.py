@@ -16,7 +16,7 @@ and are never read by the host. CPU tensors (sizes on the CPU too) run
 through the library's CPU reference.
 """
 
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 
@@ -26,19 +26,30 @@ from ..core import Quantized, QuantizedTensor  # noqa: F401  (the result types)
 from . import _autograd  # noqa: F401  (registers the backward formulas)
 from . import _ops
 from . import _quantize
+from ._views import parts
 from ._workspace import check, reserve as reserve_workspace
 from .linear import GroupedLinear
 
+Operand = Union[torch.Tensor, QuantizedTensor]
+Alpha = Union[float, torch.Tensor]
+
+
+def _alpha(alpha: Alpha):
+    """(host value, per-group tensor or None) of an alpha argument."""
+    if isinstance(alpha, torch.Tensor):
+        return 1.0, alpha
+    return float(alpha), None
+
 
 def grouped_mm(
-    x: torch.Tensor,
-    w: torch.Tensor,
+    x: Operand,
+    w: Operand,
     group_sizes: torch.Tensor,
     *,
     w_layout: str = "nk",
     out_dtype: Optional[torch.dtype] = None,
     bias: Optional[torch.Tensor] = None,
-    alpha: float = 1.0,
+    alpha: Alpha = 1.0,
     beta: float = 0.0,
     out: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
@@ -47,56 +58,88 @@ def grouped_mm(
     x [M, K], bf16 or fp16; w [G, N, K] for w_layout "nk" (nn.Linear's
     layout: op is the transpose) or [G, K, N] for "kn", x's dtype (a
     transposed view is read in place); group_sizes [G] int32/int64 on x's
-    device, sum <= M; bias [G, N]. Returns [M, N] in out_dtype (bf16, fp16 or
-    fp32; default x's). Rows past the last group are not written.
+    device, sum <= M; bias [G, N]; alpha a float or an fp32 tensor [G] (one
+    per group). Returns [M, N] in out_dtype (bf16, fp16 or fp32; default
+    x's, fp32 for a quantized x). Rows past the last group are not written.
+
+    x and w may be QuantizedTensors (grouped_quantize's outputs), both in
+    one recipe, or a bf16/fp16 x with quantized weights: x its rowwise
+    copy, w the copy whose blocks run along K (the rowwise copy of [G, N, K]
+    weights for "nk", the columnwise copy for "kn", as a weight gradient's
+    dgrad reads them). They run on the CPU; CUDA tensors in a quantized
+    format raise NotSupported.
 
     With out=, the result is written into `out` (and returned) and beta may
-    accumulate into it; the out= form has no autograd.
+    accumulate into it; the out= form has no autograd, nor does a product
+    with a quantized operand.
     """
+    alpha, alpha_per_group = _alpha(alpha)
+    operands = parts("x", x) + parts("w", w)
     if out is None:
         if beta != 0:
             raise ValueError(
                 "beta: accumulating (beta != 0) needs out=, the tensor to accumulate into"
             )
-        return _ops.grouped_mm(x, w, group_sizes, w_layout, out_dtype, bias, float(alpha))
+        return _ops.grouped_mm(
+            *operands, group_sizes, w_layout, out_dtype, bias, alpha, alpha_per_group
+        )
     if out_dtype is not None and out_dtype != out.dtype:
         raise TypeError("out_dtype: %s differs from out's dtype %s" % (out_dtype, out.dtype))
-    _ops.grouped_mm_out(out, x, w, group_sizes, w_layout, bias, float(alpha), float(beta))
+    _ops.grouped_mm_out(
+        out, *operands, group_sizes, w_layout, bias, alpha, alpha_per_group, float(beta)
+    )
     return out
 
 
 def ragged_k_mm(
-    a: torch.Tensor,
-    b: torch.Tensor,
+    a: Operand,
+    b: Operand,
     group_sizes: torch.Tensor,
     *,
     out_dtype: Optional[torch.dtype] = None,
-    alpha: float = 1.0,
+    alpha: Alpha = 1.0,
     beta: float = 0.0,
     out: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Ragged-K product: out[g] = alpha * a[g rows]^T @ b[g rows] + beta * out[g].
 
     a [M, P] and b [M, Q], bf16 or fp16, the same groups of rows (transposed
-    views are read in place); group_sizes [G] int32/int64 on their device.
-    Returns [G, P, Q] in out_dtype (default a's); a group of size 0 gets
-    beta * out[g], zeros when beta is 0. With out=, writes into `out`
+    views are read in place); group_sizes [G] int32/int64 on their device;
+    alpha a float or an fp32 tensor [G]. Returns [G, P, Q] in out_dtype
+    (default a's, fp32 for a quantized a); a group of size 0 gets beta *
+    out[g], zeros when beta is 0. With out=, writes into `out`
     (accumulating with beta, e.g. into an fp32 main-grad buffer with beta=1);
     the out= form has no autograd.
+
+    a and b may be QuantizedTensors of one recipe: their columnwise copies
+    (blocks along the tokens, restarting at each group start), or either
+    copy of a format without block scales. As for grouped_mm, they run on
+    the CPU and have no autograd.
     """
+    alpha, alpha_per_group = _alpha(alpha)
+    operands = parts("a", a) + parts("b", b)
     if out is None:
         if beta != 0:
             raise ValueError(
                 "beta: accumulating (beta != 0) needs out=, the tensor to accumulate into"
             )
-        return _ops.ragged_k_mm(a, b, group_sizes, out_dtype, float(alpha))
+        return _ops.ragged_k_mm(*operands, group_sizes, out_dtype, alpha, alpha_per_group)
     if out_dtype is not None and out_dtype != out.dtype:
         raise TypeError("out_dtype: %s differs from out's dtype %s" % (out_dtype, out.dtype))
-    _ops.ragged_k_mm_out(out, a, b, group_sizes, float(alpha), float(beta))
+    _ops.ragged_k_mm_out(out, *operands, group_sizes, alpha, alpha_per_group, float(beta))
     return out
 
 
-__all__ = ["GroupedLinear", "check", "grouped_mm", "ragged_k_mm", "reserve_workspace"]
+__all__ = [
+    "GroupedLinear",
+    "Quantized",
+    "QuantizedTensor",
+    "check",
+    "grouped_mm",
+    "grouped_quantize",
+    "ragged_k_mm",
+    "reserve_workspace",
+]
 
 
 def grouped_quantize(
@@ -113,8 +156,11 @@ def grouped_quantize(
     (transposed: [K, M] or [G, K, N], blocks along the tokens restarting at
     every group start), in one pass. Formats: fp8_e4m3/e5m2 with _tensor or
     _group scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
-    mxfp8_e4m3/e5m2, nvfp4_tensor/_group. amax=True also returns each
-    group's absolute maximum [G]. Entries past the last group are left
-    uninitialized."""
+    fp8_e4m3/e5m2_rowwise, mxfp8_e4m3/e5m2, mxfp4, nvfp4_tensor/_group
+    (mxfp4 and fp8 rowwise on the CPU only: the GPU quantizer raises
+    NotSupported for them). amax=True also returns each group's absolute
+    maximum [G]. Entries past the last group are left uninitialized. Each
+    output is a QuantizedTensor, which grouped_mm and ragged_k_mm take as an
+    operand."""
     out = _quantize.grouped_quantize_op(x, group_sizes, rowwise, columnwise, amax)
     return core.quantized(rowwise, columnwise, amax, out)

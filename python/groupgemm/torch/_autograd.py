@@ -18,7 +18,11 @@ An input gradient of a ragged tensor is zero on rows past the last group
 (those rows did not contribute): grouped_mm_zero_rest writes those zeros in
 the product's own launch, so the gradient is never cleared whole first. Gradients arriving in
 another dtype than the operands (an fp32 output) are cast to the operands'
-dtype, since both operands of a product share one.
+dtype, since both operands of a product share one. A per-group alpha scales
+the gradients' products per group alike; it gets no gradient itself.
+
+A product with a quantized operand has no gradient here: GroupedLinear
+with a recipe quantizes the gradients' own products (linear.py).
 """
 
 from typing import Optional
@@ -27,47 +31,79 @@ import torch
 
 from . import _ops
 from ._registry import register_autograd
+from ._views import Arg
 
 _ONES_COLUMNS = 8
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
+
+
+def plain(tensor: torch.Tensor) -> tuple:
+    """The five op arguments of an operand that is not quantized."""
+    return tensor, None, None, None, False
 
 
 def _as(grad: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return grad.to(like.dtype).contiguous()
 
 
-def ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha):
+def ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha, alpha_per_group=None):
     """dx [M, K] for y = alpha * x @ op(w); grad in w's dtype."""
-    return _ops.grouped_mm_zero_rest(grad, w, group_sizes, _OTHER_LAYOUT[w_layout], alpha)
+    return _ops.grouped_mm_zero_rest(
+        *plain(grad), *plain(w), group_sizes, _OTHER_LAYOUT[w_layout], None, alpha, alpha_per_group
+    )
 
 
 def ragged_m_weight_grad(
-    grad, x, group_sizes, w_layout, alpha, w, main_grad: Optional[torch.Tensor] = None
+    grad,
+    x,
+    group_sizes,
+    w_layout,
+    alpha,
+    w,
+    main_grad: Optional[torch.Tensor] = None,
+    alpha_per_group: Optional[torch.Tensor] = None,
 ):
     """dw, shaped like w; or, with main_grad, accumulated into it (returns None).
     grad in x's dtype."""
     a, b = (grad, x) if w_layout == "nk" else (x, grad)
     if main_grad is not None:
-        _ops.ragged_k_mm_out(main_grad, a, b, group_sizes, alpha, 1.0)
+        _ops.ragged_k_mm_out(
+            main_grad, *plain(a), *plain(b), group_sizes, alpha, alpha_per_group, 1.0
+        )
         return None
-    return _ops.ragged_k_mm(a, b, group_sizes, w.dtype, alpha)
+    return _ops.ragged_k_mm(*plain(a), *plain(b), group_sizes, w.dtype, alpha, alpha_per_group)
 
 
 def ragged_m_bias_grad(grad, group_sizes, bias_dtype):
     """dbias [G, N]: the sum of each group's rows of grad."""
     ones = grad.new_ones((grad.shape[0], _ONES_COLUMNS))
-    sums = _ops.ragged_k_mm(ones, grad, group_sizes, torch.float32, 1.0)
+    sums = _ops.ragged_k_mm(*plain(ones), *plain(grad), group_sizes, torch.float32, 1.0, None)
     return sums[:, 0].to(bias_dtype)
 
 
-def ragged_m_grads(grad, x, w, group_sizes, w_layout, alpha, needs, bias_dtype, main_grad=None):
+def ragged_m_grads(
+    grad,
+    x,
+    w,
+    group_sizes,
+    w_layout,
+    alpha,
+    needs,
+    bias_dtype,
+    main_grad=None,
+    alpha_per_group=None,
+):
     """(dx, dw, dbias) of a ragged-M product; `needs` says which of the three
     to compute (the others are None)."""
     grad = _as(grad, x)
     needs_x, needs_w, needs_bias = needs
-    dx = ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha) if needs_x else None
+    dx = (
+        ragged_m_input_grad(grad, w, group_sizes, w_layout, alpha, alpha_per_group)
+        if needs_x
+        else None
+    )
     dw = (
-        ragged_m_weight_grad(grad, x, group_sizes, w_layout, alpha, w, main_grad)
+        ragged_m_weight_grad(grad, x, group_sizes, w_layout, alpha, w, main_grad, alpha_per_group)
         if needs_w
         else None
     )
@@ -75,38 +111,74 @@ def ragged_m_grads(grad, x, w, group_sizes, w_layout, alpha, needs, bias_dtype, 
     return dx, dw, dbias
 
 
+def _refuse_quantized(op: str) -> None:
+    raise NotImplementedError(
+        "%s: no gradient through a quantized operand; GroupedLinear(recipe=...) quantizes "
+        "the gradients' products itself" % op
+    )
+
+
+# The positions of the inputs with gradients, in the ops' argument lists.
+_X, _W, _BIAS = 0, 5, 13
+_A, _B = 0, 5
+
+
 def _setup_grouped_mm(ctx, inputs, output):
-    x, w, group_sizes, w_layout, _out_dtype, bias, alpha = inputs
-    ctx.save_for_backward(x, w, group_sizes)
+    x, w = Arg(*inputs[0:5]), Arg(*inputs[5:10])
+    group_sizes, w_layout, _out_dtype, bias, alpha, alpha_per_group = inputs[10:]
+    ctx.quantized = x.quantized or w.quantized
+    ctx.save_for_backward(x.data, w.data, group_sizes, alpha_per_group)
     ctx.w_layout, ctx.alpha = w_layout, alpha
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
 def _grouped_mm_backward(ctx, grad):
-    x, w, group_sizes = ctx.saved_tensors
-    needs = tuple(ctx.needs_input_grad[i] for i in (0, 1, 5))  # x, w, bias
+    x, w, group_sizes, alpha_per_group = ctx.saved_tensors
+    if ctx.quantized:
+        _refuse_quantized("grouped_mm")
+    needs = tuple(ctx.needs_input_grad[i] for i in (_X, _W, _BIAS))
     dx, dw, dbias = ragged_m_grads(
-        grad, x, w, group_sizes, ctx.w_layout, ctx.alpha, needs, ctx.bias_dtype
+        grad,
+        x,
+        w,
+        group_sizes,
+        ctx.w_layout,
+        ctx.alpha,
+        needs,
+        ctx.bias_dtype,
+        alpha_per_group=alpha_per_group,
     )
-    return dx, dw, None, None, None, dbias, None
+    grads = [None] * 16
+    grads[_X], grads[_W], grads[_BIAS] = dx, dw, dbias
+    return tuple(grads)
 
 
 def _setup_ragged_k_mm(ctx, inputs, output):
-    a, b, group_sizes, _out_dtype, alpha = inputs
-    ctx.save_for_backward(a, b, group_sizes)
+    a, b = Arg(*inputs[0:5]), Arg(*inputs[5:10])
+    group_sizes, _out_dtype, alpha, alpha_per_group = inputs[10:]
+    ctx.quantized = a.quantized or b.quantized
+    ctx.save_for_backward(a.data, b.data, group_sizes, alpha_per_group)
     ctx.alpha = alpha
 
 
 def _ragged_k_mm_backward(ctx, grad):
-    a, b, group_sizes = ctx.saved_tensors
-    da = db = None
-    if ctx.needs_input_grad[0]:
+    a, b, group_sizes, alpha_per_group = ctx.saved_tensors
+    if ctx.quantized:
+        _refuse_quantized("ragged_k_mm")
+    grads = [None] * 14
+    if ctx.needs_input_grad[_A]:
         # da = alpha * b @ grad[g]^T: grad [G, P, Q] read as "nk" (N = P, K = Q).
-        da = _ops.grouped_mm_zero_rest(b.contiguous(), _as(grad, b), group_sizes, "nk", ctx.alpha)
-    if ctx.needs_input_grad[1]:
+        grads[_A] = _ops.grouped_mm_zero_rest(
+            *plain(b.contiguous()), *plain(_as(grad, b)), group_sizes, "nk", None, ctx.alpha,
+            alpha_per_group,
+        )
+    if ctx.needs_input_grad[_B]:
         # db = alpha * a @ grad[g]: grad [G, P, Q] read as "kn" (K = P, N = Q).
-        db = _ops.grouped_mm_zero_rest(a.contiguous(), _as(grad, a), group_sizes, "kn", ctx.alpha)
-    return da, db, None, None, None
+        grads[_B] = _ops.grouped_mm_zero_rest(
+            *plain(a.contiguous()), *plain(_as(grad, a)), group_sizes, "kn", None, ctx.alpha,
+            alpha_per_group,
+        )
+    return tuple(grads)
 
 
 register_autograd("grouped_mm", _grouped_mm_backward, _setup_grouped_mm)

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from . import _autograd, _ops
+from ._autograd import plain
 
 
 class _MainGradGroupedLinear(torch.autograd.Function):
@@ -34,7 +35,9 @@ class _MainGradGroupedLinear(torch.autograd.Function):
         ctx.save_for_backward(x, weight, group_sizes)
         ctx.main_grad = main_grad
         ctx.bias_dtype = None if bias is None else bias.dtype
-        return _ops.grouped_mm(x, weight, group_sizes, "nk", None, bias, 1.0)
+        return _ops.grouped_mm(
+            *plain(x), *plain(weight), group_sizes, "nk", None, bias, 1.0, None
+        )
 
     @staticmethod
     def backward(ctx, grad):
@@ -109,7 +112,9 @@ class GroupedLinear(nn.Module):
             return _MainGradGroupedLinear.apply(
                 x, self.weight, self.bias, group_sizes, self._main_grad()
             )
-        return _ops.grouped_mm(x, self.weight, group_sizes, "nk", None, self.bias, 1.0)
+        return _ops.grouped_mm(
+            *plain(x), *plain(self.weight), group_sizes, "nk", None, self.bias, 1.0, None
+        )
 
     def extra_repr(self) -> str:
         return "num_groups=%d, in_features=%d, out_features=%d, bias=%s, main_grad=%s" % (
