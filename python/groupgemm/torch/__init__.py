@@ -2,10 +2,13 @@
 
   grouped_mm(x, w, group_sizes, ...)   ragged-M: y[g rows] = x[g rows] @ op(w[g])
   ragged_k_mm(a, b, group_sizes, ...)  ragged-K: out[g] = a[g rows]^T @ b[g rows]
-  GroupedLinear                        G experts' nn.Linear in one product
+  GroupedLinear                        G experts' nn.Linear in one product, 16-bit
+                                       or quantized by a recipe (groupgemm.recipes)
   check(device)                        device-side size errors since the last check
   reserve_workspace(nbytes, device)    size the workspace before graph capture
-  grouped_quantize(x, group_sizes, ...) fp8 / mxfp8 / nvfp4, rowwise and columnwise
+  grouped_quantize(x, group_sizes, ...) fp8 / mxfp8 / mxfp4 / nvfp4, rowwise and
+                                       columnwise copies: QuantizedTensors, which
+                                       the products take as operands
 
 The ops are registered as torch.ops.groupgemm.* (grouped_mm, grouped_mm_out,
 ragged_k_mm, ragged_k_mm_out; grouped_mm_zero_rest, which autograd's input
@@ -13,7 +16,8 @@ gradients use) with fake kernels and autograd, so they run
 eagerly, under torch.compile(fullgraph=True) and inside CUDA graph capture.
 On CUDA they run on torch.cuda.current_stream(); group sizes stay on the GPU
 and are never read by the host. CPU tensors (sizes on the CPU too) run
-through the library's CPU reference.
+through the library's CPU reference, the one path of the quantized formats
+for now.
 """
 
 from typing import Optional, Union

@@ -32,7 +32,7 @@ from torch import nn
 
 from .. import recipes
 from . import _autograd, _ops, _quantized_linear
-from ._autograd import plain
+from ._views import plain
 
 
 class _MainGradGroupedLinear(torch.autograd.Function):
