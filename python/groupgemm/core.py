@@ -204,6 +204,7 @@ def _element_view(q: QuantizedOperand) -> Operand:
 
 
 def _check_quantized_data(q: QuantizedOperand) -> None:
+    """q's format is known, and its data of the format's element type and rank."""
     if q.fmt not in QUANTIZE_FORMATS:
         raise ValueError(
             "%s: unknown quantize format %r; one of %s"
@@ -270,10 +271,9 @@ def _check_quantized_scales(q: QuantizedOperand, groups: int) -> None:
                 % (array.name, q.fmt, what, want.dtype, _type_name(array.dtype))
             )
         if tuple(array.shape) != want.shape:
-            raise _shape_error(
-                array, "%s (%s %s of %s %s)" % (list(want.shape), q.fmt, what, q.name,
-                                                "columnwise" if q.columnwise else "rowwise")
-            )
+            copy = "columnwise" if q.columnwise else "rowwise"
+            expected = "%s (%s %s of %s %s)" % (list(want.shape), q.fmt, what, q.name, copy)
+            raise _shape_error(array, expected)
         if len(array.strides) != len(want.shape) or _c_strides(array) != _packed(want.shape):
             raise ValueError(
                 "%s: must be contiguous, got strides %s" % (array.name, list(array.strides))
@@ -561,11 +561,8 @@ def _fill_scalar(target: _capi.Scalar, value: Scalar) -> None:
 
 def _c_name(argument: Argument, layout: Layout) -> str:
     """The name of an argument's C view in messages: ^T where it is the
-    transpose of the argument (a transposed view, a columnwise copy)."""
-    transposed = layout == Layout.T
-    if isinstance(argument, QuantizedOperand):
-        transposed = argument.columnwise
-    return argument.name + ("^T" if transposed else "")
+    transpose (of a transposed view, of a columnwise copy: _layout)."""
+    return argument.name + ("^T" if layout == Layout.T else "")
 
 
 def _scalar_name(value: Scalar, default: str) -> str:
@@ -976,7 +973,7 @@ def grouped_quantize(
         target.scale_extent = int(extent)
         _point_output(target, (output.data, output.block_scales, output.scale))
     desc.amax = _float_pointer(amax)
-    desc.path = path_for(_logical(x).device) if path is None else path
+    desc.path = path_for(x.device) if path is None else path
     _c_names.record(
         desc,
         input=x.name,

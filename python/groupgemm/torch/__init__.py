@@ -2,10 +2,13 @@
 
   grouped_mm(x, w, group_sizes, ...)   ragged-M: y[g rows] = x[g rows] @ op(w[g])
   ragged_k_mm(a, b, group_sizes, ...)  ragged-K: out[g] = a[g rows]^T @ b[g rows]
-  GroupedLinear                        G experts' nn.Linear in one product
+  GroupedLinear                        G experts' nn.Linear in one product, 16-bit
+                                       or quantized by a recipe (groupgemm.recipes)
   check(device)                        device-side size errors since the last check
   reserve_workspace(nbytes, device)    size the workspace before graph capture
-  grouped_quantize(x, group_sizes, ...) fp8 / mxfp8 / nvfp4, rowwise and columnwise
+  grouped_quantize(x, group_sizes, ...) fp8 / mxfp8 / mxfp4 / nvfp4, rowwise and
+                                       columnwise copies: QuantizedTensors, which
+                                       the products take as operands
 
 The ops are registered as torch.ops.groupgemm.* (grouped_mm, grouped_mm_out,
 ragged_k_mm, ragged_k_mm_out; grouped_mm_zero_rest, which autograd's input
@@ -13,19 +16,19 @@ gradients use) with fake kernels and autograd, so they run
 eagerly, under torch.compile(fullgraph=True) and inside CUDA graph capture.
 On CUDA they run on torch.cuda.current_stream(); group sizes stay on the GPU
 and are never read by the host. CPU tensors (sizes on the CPU too) run
-through the library's CPU reference.
+through the library's CPU reference, the one path of the quantized formats
+for now.
 """
 
 from typing import Optional, Union
 
 import torch
 
-from .. import core
 from ..core import Quantized, QuantizedTensor  # noqa: F401  (the result types)
 
 from . import _autograd  # noqa: F401  (registers the backward formulas)
 from . import _ops
-from . import _quantize
+from ._quantize import grouped_quantize
 from ._views import parts
 from ._workspace import check, reserve as reserve_workspace
 from .linear import GroupedLinear
@@ -140,27 +143,3 @@ __all__ = [
     "ragged_k_mm",
     "reserve_workspace",
 ]
-
-
-def grouped_quantize(
-    x: torch.Tensor,
-    group_sizes: Optional[torch.Tensor] = None,
-    *,
-    rowwise: Optional[str] = None,
-    columnwise: Optional[str] = None,
-    amax: bool = False,
-) -> Quantized:
-    """Quantizes x [M, K] (ragged: group_sizes [G] int32/int64 on x's device)
-    or stacked weights [G, N, K] (group_sizes None), bf16/fp16/fp32, into a
-    rowwise output (x's shape, blocks along K) and/or a columnwise one
-    (transposed: [K, M] or [G, K, N], blocks along the tokens restarting at
-    every group start), in one pass. Formats: fp8_e4m3/e5m2 with _tensor or
-    _group scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
-    fp8_e4m3/e5m2_rowwise, mxfp8_e4m3/e5m2, mxfp4, nvfp4_tensor/_group
-    (mxfp4 and fp8 rowwise on the CPU only: the GPU quantizer raises
-    NotSupported for them). amax=True also returns each group's absolute
-    maximum [G]. Entries past the last group are left uninitialized. Each
-    output is a QuantizedTensor, which grouped_mm and ragged_k_mm take as an
-    operand."""
-    out = _quantize.grouped_quantize_op(x, group_sizes, rowwise, columnwise, amax)
-    return core.quantized(rowwise, columnwise, amax, out)

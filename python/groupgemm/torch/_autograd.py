@@ -31,15 +31,10 @@ import torch
 
 from . import _ops
 from ._registry import register_autograd
-from ._views import Arg
+from ._views import Arg, plain
 
 _ONES_COLUMNS = 8
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
-
-
-def plain(tensor: torch.Tensor) -> tuple:
-    """The five op arguments of an operand that is not quantized."""
-    return tensor, None, None, None, False
 
 
 def _as(grad: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -111,16 +106,15 @@ def ragged_m_grads(
     return dx, dw, dbias
 
 
-def _refuse_quantized(op: str) -> None:
-    raise NotImplementedError(
-        "%s: no gradient through a quantized operand; GroupedLinear(recipe=...) quantizes "
-        "the gradients' products itself" % op
-    )
+_NO_QUANTIZED_GRADIENT = (
+    "%s: no gradient through a quantized operand; GroupedLinear(recipe=...) quantizes the "
+    "gradients' products itself"
+)
 
-
-# The positions of the inputs with gradients, in the ops' argument lists.
-_X, _W, _BIAS = 0, 5, 13
-_A, _B = 0, 5
+# The inputs of the ops (a backward returns one gradient each), and the
+# positions of those with gradients.
+_GROUPED_MM_INPUTS, _X, _W, _BIAS = 16, 0, 5, 13
+_RAGGED_K_MM_INPUTS, _A, _B = 14, 0, 5
 
 
 def _setup_grouped_mm(ctx, inputs, output):
@@ -135,7 +129,7 @@ def _setup_grouped_mm(ctx, inputs, output):
 def _grouped_mm_backward(ctx, grad):
     x, w, group_sizes, alpha_per_group = ctx.saved_tensors
     if ctx.quantized:
-        _refuse_quantized("grouped_mm")
+        raise NotImplementedError(_NO_QUANTIZED_GRADIENT % "grouped_mm")
     needs = tuple(ctx.needs_input_grad[i] for i in (_X, _W, _BIAS))
     dx, dw, dbias = ragged_m_grads(
         grad,
@@ -148,7 +142,7 @@ def _grouped_mm_backward(ctx, grad):
         ctx.bias_dtype,
         alpha_per_group=alpha_per_group,
     )
-    grads = [None] * 16
+    grads = [None] * _GROUPED_MM_INPUTS
     grads[_X], grads[_W], grads[_BIAS] = dx, dw, dbias
     return tuple(grads)
 
@@ -164,8 +158,8 @@ def _setup_ragged_k_mm(ctx, inputs, output):
 def _ragged_k_mm_backward(ctx, grad):
     a, b, group_sizes, alpha_per_group = ctx.saved_tensors
     if ctx.quantized:
-        _refuse_quantized("ragged_k_mm")
-    grads = [None] * 14
+        raise NotImplementedError(_NO_QUANTIZED_GRADIENT % "ragged_k_mm")
+    grads = [None] * _RAGGED_K_MM_INPUTS
     if ctx.needs_input_grad[_A]:
         # da = alpha * b @ grad[g]^T: grad [G, P, Q] read as "nk" (N = P, K = Q).
         grads[_A] = _ops.grouped_mm_zero_rest(

@@ -122,3 +122,27 @@ grouped_quantize_op = define(
     _grouped_quantize,
     _grouped_quantize_fake,
 )
+
+
+def grouped_quantize(
+    x: torch.Tensor,
+    group_sizes: Optional[torch.Tensor] = None,
+    *,
+    rowwise: Optional[str] = None,
+    columnwise: Optional[str] = None,
+    amax: bool = False,
+) -> core.Quantized:
+    """Quantizes x [M, K] (ragged: group_sizes [G] int32/int64 on x's device)
+    or stacked weights [G, N, K] (group_sizes None), bf16/fp16/fp32, into a
+    rowwise output (x's shape, blocks along K) and/or a columnwise one
+    (transposed: [K, M] or [G, K, N], blocks along the tokens restarting at
+    every group start), in one pass. Formats: fp8_e4m3/e5m2 with _tensor or
+    _group scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
+    fp8_e4m3/e5m2_rowwise, mxfp8_e4m3/e5m2, mxfp4, nvfp4_tensor/_group
+    (mxfp4 and fp8 rowwise on the CPU only: the GPU quantizer raises
+    NotSupported for them). amax=True also returns each group's absolute
+    maximum [G]. Entries past the last group are left uninitialized. Each
+    output is a QuantizedTensor, which grouped_mm and ragged_k_mm take as an
+    operand."""
+    out = grouped_quantize_op(x, group_sizes, rowwise, columnwise, amax)
+    return core.quantized(rowwise, columnwise, amax, out)

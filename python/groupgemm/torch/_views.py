@@ -7,8 +7,8 @@ views carry address 0: the checks only need shapes, strides and devices.
 An op's operand is five arguments, since an op takes tensors, not a
 core.QuantizedTensor: the data, its block scales and fp32 scale, its
 format and whether it is the columnwise copy (a plain tensor: the data,
-None, None, None, False). `parts` flattens what the caller passed, Arg
-gathers the five again.
+None, None, None, False: `plain`). `parts` flattens what the caller passed,
+Arg gathers the five again.
 """
 
 from typing import NamedTuple, Optional, Tuple
@@ -84,12 +84,17 @@ def _address(tensor: Optional[torch.Tensor]) -> int:
 Parts = Tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor], Optional[str], bool]
 
 
+def plain(tensor: torch.Tensor) -> Parts:
+    """The five op arguments of a tensor that is not quantized."""
+    return tensor, None, None, None, False
+
+
 def parts(name: str, value) -> Parts:
     """The five op arguments of a tensor or a core.QuantizedTensor."""
     if isinstance(value, core.QuantizedTensor):
         return value.data, value.block_scales, value.scale, value.format, value.columnwise
     if isinstance(value, torch.Tensor):
-        return value, None, None, None, False
+        return plain(value)
     raise TypeError(
         "%s: expected a torch.Tensor or a QuantizedTensor (grouped_quantize's), got %s"
         % (name, type(value).__name__)

@@ -15,16 +15,24 @@ Megatron's optimizer does after each step) and may be replaced by the
 caller (for example by a view into a contiguous gradient buffer) as long as
 it stays fp32, [G, out, in], on the weight's device. Moving the module (to())
 does not move it: reassign it after a move.
+
+recipe= (a groupgemm.recipes name or Recipe) quantizes the layer's three
+products as the recipe says (_quantized_linear.py): activations and
+gradients once per step each, the weights once per optimizer step (kept
+until the weight tensor changes, so micro-batches share them). Quantized
+products run on the CPU (the library's reference) and raise NotSupported on
+a GPU.
 """
 
 import math
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 from torch import nn
 
-from . import _autograd, _ops
-from ._autograd import plain
+from .. import recipes
+from . import _autograd, _ops, _quantized_linear
+from ._views import plain
 
 
 class _MainGradGroupedLinear(torch.autograd.Function):
@@ -54,6 +62,7 @@ class GroupedLinear(nn.Module):
 
     forward(x [M, in_features], group_sizes [G] int32/int64 on x's device)
     returns [M, out_features]; rows past sum(group_sizes) are left unwritten.
+    recipe: None (16-bit products), a groupgemm.recipes name or a Recipe.
     """
 
     def __init__(
@@ -65,8 +74,11 @@ class GroupedLinear(nn.Module):
         dtype: Optional[torch.dtype] = None,
         device=None,
         main_grad: bool = False,
+        recipe: Union[None, str, recipes.Recipe] = None,
     ):
         super().__init__()
+        self.recipe = None if recipe is None else recipes.get(recipe)
+        self._weight_copies = _quantized_linear.WeightCache()
         self.num_groups = num_groups
         self.in_features = in_features
         self.out_features = out_features
@@ -108,6 +120,8 @@ class GroupedLinear(nn.Module):
         return buffer
 
     def forward(self, x: torch.Tensor, group_sizes: torch.Tensor) -> torch.Tensor:
+        if self.recipe is not None:
+            return self._quantized_forward(x, group_sizes)
         if self.uses_main_grad and torch.is_grad_enabled():
             return _MainGradGroupedLinear.apply(
                 x, self.weight, self.bias, group_sizes, self._main_grad()
@@ -116,11 +130,26 @@ class GroupedLinear(nn.Module):
             *plain(x), *plain(self.weight), group_sizes, "nk", None, self.bias, 1.0, None
         )
 
+    def _quantized_forward(self, x: torch.Tensor, group_sizes: torch.Tensor) -> torch.Tensor:
+        grad = torch.is_grad_enabled()
+        # dgrad reads the weights' columnwise copy.
+        copies = self._weight_copies.get(self.weight, self.recipe, grad and x.requires_grad)
+        if not grad:
+            return _quantized_linear.forward_only(x, copies, self.bias, group_sizes, self.recipe)
+        main_grad = self._main_grad() if self.uses_main_grad else None
+        return _quantized_linear.QuantizedGroupedLinear.apply(
+            x, self.weight, self.bias, group_sizes, main_grad, self.recipe, copies
+        )
+
     def extra_repr(self) -> str:
-        return "num_groups=%d, in_features=%d, out_features=%d, bias=%s, main_grad=%s" % (
-            self.num_groups,
-            self.in_features,
-            self.out_features,
-            self.bias is not None,
-            self.uses_main_grad,
+        return (
+            "num_groups=%d, in_features=%d, out_features=%d, bias=%s, main_grad=%s, recipe=%s"
+            % (
+                self.num_groups,
+                self.in_features,
+                self.out_features,
+                self.bias is not None,
+                self.uses_main_grad,
+                None if self.recipe is None else self.recipe.name,
+            )
         )
