@@ -8,7 +8,9 @@ the grouped quantizer.
   grouped_quantize(x, group_sizes, ...)    fp8 / MX / nvfp4, rowwise and columnwise
   grouped_quantize_with_flags(...)         grouped_quantize, plus this call's device flags
   check(flags)                             the flags as a groupgemm.DeviceFlag
-  GroupedDense                             a Flax linen module (needs flax)
+  GroupedDense                             a Flax linen module (needs flax), optionally
+                                           trained in a quantization recipe
+  make_ragged_dot_cls(recipe)              jax.lax.ragged_dot as a Flax module class
 
 They run as XLA FFI custom calls (libgroupgemm_jax.so, built beside
 libgroupgemm.so when jax is importable at build time): on GPUs through the
@@ -28,6 +30,13 @@ import numpy as np
 from .. import _optional, core
 from .._capi import DeviceFlag
 from ..core import Quantized, QuantizedTensor
+
+# The jax.ad_checkpoint.checkpoint_name of the quantized copies a recipe
+# makes (GroupedDense(recipe=...), make_ragged_dot_cls(recipe)), for remat
+# policies such as jax.checkpoint_policies.save_only_these_names(X_Q, W_Q).
+X_Q = "groupgemm_x_q"  # the activations (lhs)
+W_Q = "groupgemm_w_q"  # the weights (rhs)
+DY_Q = "groupgemm_dy_q"  # the output gradient, in the backward pass
 
 try:
     from . import _ops
@@ -199,20 +208,24 @@ def check(flags) -> DeviceFlag:
 
 
 def __getattr__(name):
-    if name == "GroupedDense":  # flax is optional: imported on first use
-        from .linen import GroupedDense
+    if name in ("GroupedDense", "make_ragged_dot_cls"):  # flax is optional: imported on first use
+        from . import linen
 
-        return GroupedDense
+        return getattr(linen, name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 __all__ = [
+    "DY_Q",
     "GroupedDense",
     "Quantized",
     "QuantizedTensor",
+    "W_Q",
+    "X_Q",
     "check",
     "grouped_quantize",
     "grouped_quantize_with_flags",
+    "make_ragged_dot_cls",
     "ragged_dot",
     "ragged_dot_k",
     "ragged_dot_with_flags",

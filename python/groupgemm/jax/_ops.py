@@ -508,7 +508,7 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
 # rather than returned as zeros.
 
 
-def _float0_like(group_sizes):
+def float0_like(group_sizes):
     return np.zeros(group_sizes.shape, dtype=jax.dtypes.float0)
 
 
@@ -541,6 +541,15 @@ def _refuse_gradients(named_operands, perturbed_operands, alphas_perturbed) -> N
                         "jax.lax.stop_gradient")
 
 
+def bias_grad(dout, group_sizes, dtype):
+    """dbias[g] = the sum of dout's rows of group g: ragged-K against a
+    column of ones, accumulated in fp32. dout in another dtype than 16 bits
+    (an fp32 output's cotangent) is read as bfloat16."""
+    dout = dout if dout.dtype in OPERAND_DTYPES else dout.astype(jnp.bfloat16)
+    ones = jnp.ones((dout.shape[0], _ONES_COLUMNS), dout.dtype)
+    return ragged_k_call(ones, dout, group_sizes, jnp.float32, None, 1.0)[0][:, 0, :].astype(dtype)
+
+
 def _zero_cotangent(grad) -> bool:
     return isinstance(grad, jax.custom_derivatives.SymbolicZero)
 
@@ -566,7 +575,7 @@ def _ragged_m_fwd(lhs, rhs, group_sizes, bias, alphas, rhs_layout, out_dtype, al
 def _ragged_m_bwd(rhs_layout, out_dtype, alpha, residuals, grad):
     lhs, rhs, group_sizes, bias_like, alphas = residuals
     if _zero_cotangent(grad):
-        return None, None, _float0_like(group_sizes), None, None
+        return None, None, float0_like(group_sizes), None, None
     dlhs = drhs = dbias = None
     if not (is_quantized(lhs) or is_quantized(rhs)):
         grad = grad.astype(lhs.dtype)
@@ -575,12 +584,8 @@ def _ragged_m_bwd(rhs_layout, out_dtype, alpha, residuals, grad):
         a, b = (lhs, grad) if rhs_layout == "kn" else (grad, lhs)
         drhs = ragged_k_call(a, b, group_sizes, rhs.dtype, alphas, alpha)[0]
     if bias_like is not None:
-        # A 16-bit product's cotangent is cast above; a quantized one's to bfloat16.
-        dout = grad if grad.dtype in OPERAND_DTYPES else grad.astype(jnp.bfloat16)
-        ones = jnp.ones((dout.shape[0], _ONES_COLUMNS), dout.dtype)
-        dbias = ragged_k_call(ones, dout, group_sizes, jnp.float32, None, 1.0)[0][:, 0, :]
-        dbias = dbias.astype(bias_like.dtype)
-    return dlhs, drhs, _float0_like(group_sizes), dbias, None
+        dbias = bias_grad(grad, group_sizes, bias_like.dtype)
+    return dlhs, drhs, float0_like(group_sizes), dbias, None
 
 
 ragged_m.defvjp(_ragged_m_fwd, _ragged_m_bwd, symbolic_zeros=True)
@@ -604,13 +609,13 @@ def _ragged_k_fwd(a, b, group_sizes, alphas, out_dtype, alpha):
 def _ragged_k_bwd(out_dtype, alpha, residuals, grad):
     a, b, group_sizes, alphas = residuals
     if _zero_cotangent(grad) or is_quantized(a) or is_quantized(b):
-        return None, None, _float0_like(group_sizes), None
+        return None, None, float0_like(group_sizes), None
     grad = grad.astype(a.dtype)
     # da[g rows] = b[g rows] @ grad[g]^T: grad [G, P, Q] read as [G, N, K] (N = P, K = Q).
     da = ragged_m_call(b, grad, group_sizes, None, "nk", a.dtype, alphas, alpha)[0]
     # db[g rows] = a[g rows] @ grad[g]: grad read as [G, K, N] (K = P, N = Q).
     db = ragged_m_call(a, grad, group_sizes, None, "kn", b.dtype, alphas, alpha)[0]
-    return da, db, _float0_like(group_sizes), None
+    return da, db, float0_like(group_sizes), None
 
 
 ragged_k.defvjp(_ragged_k_fwd, _ragged_k_bwd, symbolic_zeros=True)
