@@ -79,9 +79,10 @@ ffi::Error fill_shape(const std::string& name, ffi::AnyBuffer::Dimensions dims,
 // bias, the input of a quantize.
 ffi::Error view(const std::string& name, ffi::AnyBuffer buffer, gg_tensor* tensor) {
   *tensor = gg_tensor{};
-  if (!to_dtype(buffer.element_type(), &tensor->dtype) || tensor->dtype > GG_DTYPE_FP32) {
-    return invalid(name + ": element type is not bf16, fp16 or fp32");
-  }
+  const bool plain = to_dtype(buffer.element_type(), &tensor->dtype) &&
+                     (tensor->dtype == GG_DTYPE_BF16 || tensor->dtype == GG_DTYPE_FP16 ||
+                      tensor->dtype == GG_DTYPE_FP32);
+  if (!plain) return invalid(name + ": element type is not bf16, fp16 or fp32");
   tensor->data = buffer.untyped_data();
   return fill_shape(name, buffer.dimensions(), tensor);
 }
