@@ -93,9 +93,10 @@ def recipe_model(recipe, x, kernel, bias, dy, sizes):
 def test_grouped_dense_forward_and_gradients_follow_the_recipe(recipe):
     layer = ggj.GroupedDense(features=N, num_groups=G, recipe=recipe, param_dtype=jnp.float32)
     x = values((M, K), seed=1, dtype=jnp.float32)
-    params = layer.init(jax.random.PRNGKey(0), x, jnp.asarray(SIZE_SETS["full"], jnp.int32))
+    initial = layer.init(jax.random.PRNGKey(0), x, jnp.asarray(SIZE_SETS["full"], jnp.int32))
     params = {"params": {"kernel": values((G, K, N), seed=2, dtype=jnp.float32),
-                         "bias": values((G, N), seed=3, dtype=jnp.float32)}}
+                         "bias": values((G, N), seed=3, dtype=jnp.float32)}}  # a bias not 0
+    assert jax.tree_util.tree_map(jnp.shape, initial) == jax.tree_util.tree_map(jnp.shape, params)
     dy = values((M, N), seed=4, dtype=jnp.float32)
 
     @jax.jit
