@@ -137,8 +137,22 @@ def _workspace_bytes(key) -> Tuple[int, Optional[str]]:
     return nbytes, None if gpu_sizes else "; ".join(why_not)
 
 
-def _struct(shape, dtype):
-    return jax.ShapeDtypeStruct(tuple(shape), np.dtype(dtype))
+def _struct(shape, dtype, manual):
+    """A custom call's result type, varying over the manual mesh axes
+    `manual` names (shard_map): an FFI result carries none of its own, and
+    under check_vma a gradient must vary as its operand does."""
+    if manual.empty:
+        return jax.ShapeDtypeStruct(tuple(shape), np.dtype(dtype))
+    return jax.ShapeDtypeStruct(tuple(shape), np.dtype(dtype), manual_axis_type=manual,
+                                sharding=jax.NamedSharding(jax.sharding.get_abstract_mesh(),
+                                                           jax.P()))
+
+
+def _manual_axes(*operands):
+    """The manual mesh axes a call's results vary over: those of its operands
+    (a call's operands are made to vary alike, so the widest set is all)."""
+    types = [jax.typeof(a).manual_axis_type for a in operands if a is not None]
+    return max(types, key=lambda manual: len(manual.varying))
 
 
 def _describe_ragged_m(key, path):
@@ -221,10 +235,11 @@ def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha
     _ffi.library()
     rows = lhs.shape[0]
     cols = rhs.shape[2] if rhs_layout == "kn" else rhs.shape[1]
-    out = _struct((rows, cols), out_dtype)
+    manual = _manual_axes(lhs, rhs, group_sizes, bias)
+    out = _struct((rows, cols), out_dtype, manual)
     key = ("ragged_m", _Spec(lhs), _Spec(rhs), _Spec(group_sizes),
            None if bias is None else _Spec(bias), _Spec(out), rhs_layout)
-    workspace = _struct((_workspace_for(key),), np.uint8)
+    workspace = _struct((_workspace_for(key),), np.uint8, manual)
     call = jax.ffi.ffi_call("groupgemm_ragged_m", (out, workspace))
     result, ws = call(
         lhs,
@@ -243,9 +258,10 @@ def ragged_k_call(a, b, group_sizes, out_dtype, alpha: float, flags: bool = Fals
     """(out, flags) of one ragged-K custom call, flags None unless asked
     for; the arguments are checked."""
     _ffi.library()
-    out = _struct((group_sizes.shape[0], a.shape[1], b.shape[1]), out_dtype)
+    manual = _manual_axes(a, b, group_sizes)
+    out = _struct((group_sizes.shape[0], a.shape[1], b.shape[1]), out_dtype, manual)
     key = ("ragged_k", _Spec(a), _Spec(b), _Spec(group_sizes), _Spec(out))
-    workspace = _struct((_workspace_for(key),), np.uint8)
+    workspace = _struct((_workspace_for(key),), np.uint8, manual)
     call = jax.ffi.ffi_call("groupgemm_ragged_k", (out, workspace))
     result, ws = call(a, b, group_sizes, alpha=np.float32(alpha), flags=np.int32(flags))
     return result, _flags(ws, flags)
@@ -319,7 +335,8 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
     unless asked for; the arguments are checked."""
     _ffi.library()
     groups = x.shape[0] if group_sizes is None else group_sizes.shape[0]
-    empty = _struct((0,), np.uint8)
+    manual = _manual_axes(x, group_sizes)
+    empty = _struct((0,), np.uint8, manual)
     results, options = [], {"amax": np.int32(amax), "flags": np.int32(flags)}
     for side, fmt in (("rowwise", rowwise), ("columnwise", columnwise)):
         if fmt is None:
@@ -329,16 +346,16 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
                             side + "_scale_extent": np.int32(0)})
             continue
         arrays = core.quantize_arrays(fmt, tuple(x.shape), groups, side == "columnwise")
-        results += [empty if a is None else _struct(a.shape, getattr(jnp, a.dtype))
+        results += [empty if a is None else _struct(a.shape, getattr(jnp, a.dtype), manual)
                     for a in arrays]
         dtype, scaling, extent = core.quantize_format(fmt)
         options.update({side + "_dtype": np.int32(dtype),
                         side + "_block_scaling": np.int32(scaling),
                         side + "_scale_extent": np.int32(extent)})
-    results.append(_struct((groups,), np.float32) if amax else empty)
+    results.append(_struct((groups,), np.float32, manual) if amax else empty)
     key = ("quantize", _Spec(x), None if group_sizes is None else _Spec(group_sizes),
            rowwise, columnwise, amax)
-    results.append(_struct((_workspace_for(key),), np.uint8))
+    results.append(_struct((_workspace_for(key),), np.uint8, manual))
     call = jax.ffi.ffi_call("groupgemm_quantize", tuple(results))
     # Stacked input has no sizes: an empty placeholder the handlers ignore.
     sizes = jnp.zeros((0,), jnp.int32) if group_sizes is None else group_sizes
