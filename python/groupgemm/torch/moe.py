@@ -221,7 +221,8 @@ class ExpertParallelMoE(nn.Module):
         shape = x.shape
         x = x.reshape(-1, self.hidden)
         tokens, experts_total = x.shape[0], self.num_experts
-        capacity = tokens if self.capacity is None else self.capacity
+        # At least one slot: an empty batch still exchanges (empty) slots.
+        capacity = max(tokens, 1) if self.capacity is None else self.capacity
 
         probs = torch.softmax(self.router(x.float()), dim=-1)
         weights, experts = probs.topk(self.top_k, dim=-1)
