@@ -246,7 +246,8 @@ def case_top_k_too_large(mesh):
                  lambda: trace_with(mesh, top_k=2 * world + 1))
 
 
-CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
+CASES = {name[len("case_"):]: case for name, case in sorted(globals().items())
+         if name.startswith("case_")}
 
 
 def main():

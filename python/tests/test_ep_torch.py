@@ -104,21 +104,22 @@ def close(actual, expected, what, tolerance=2e-2):
     assert error <= tolerance * scale + 1e-3, "%s: max error %g, scale %g" % (what, error, scale)
 
 
-def build(world, num_experts, capacity, **kwargs):
+def build(num_experts, capacity):
     from groupgemm.torch.moe import ExpertParallelMoE
 
     return ExpertParallelMoE(HIDDEN, FFN, num_experts, TOP_K, capacity=capacity,
-                             dtype=torch.bfloat16, **kwargs)
+                             dtype=torch.bfloat16)
 
 
 def check_against_reference(rank, world, tokens_per_rank, capacity, skew=False, batch_shape=None):
     num_experts = 2 * world
     problem = Problem(tokens_per_rank, num_experts, skew=skew)
-    layer = build(world, num_experts, capacity)
+    layer = build(num_experts, capacity)
     local = slice(rank * 2, rank * 2 + 2)
     with torch.no_grad():
         layer.router.weight.copy_(problem.router)
-        for linear, w, b in ((layer.fc1, problem.w1, problem.b1), (layer.fc2, problem.w2, problem.b2)):
+        for linear, w, b in ((layer.fc1, problem.w1, problem.b1),
+                             (layer.fc2, problem.w2, problem.b2)):
             linear.weight.copy_(w[local])
             linear.bias.copy_(b[local])
     x = problem.xs[rank].clone().requires_grad_()
@@ -184,33 +185,34 @@ def expect_error(match, make):
 
 def case_experts_not_divisible(rank, world):
     expect_error("num_experts: 9 experts cannot be split evenly over %d ranks" % world,
-                 lambda: build(world, 9, None))
+                 lambda: build(9, None))
 
 
 def case_capacity_zero(rank, world):
-    expect_error("capacity: expected a positive int, got 0", lambda: build(world, 2 * world, 0))
+    expect_error("capacity: expected a positive int, got 0", lambda: build(2 * world, 0))
 
 
 def case_token_count_mismatch(rank, world):
-    layer = build(world, 2 * world, None)
+    layer = build(2 * world, None)
     x = torch.zeros(8 if rank == 0 else 6, HIDDEN, dtype=torch.bfloat16)
     expect_error("x: rank 1 passed 6 tokens, rank 0 8", lambda: layer(x))
 
 
 def case_hidden_mismatch_on_one_rank(rank, world):
-    layer = build(world, 2 * world, 4)
+    layer = build(2 * world, 4)
     x = torch.zeros(5, HIDDEN + (rank == 1), dtype=torch.bfloat16)
     expect_error(r"rank 1: x: expected \[..., 16\], got shape \[5, 17\]", lambda: layer(x))
 
 
 def case_settings_mismatch(rank, world):
-    layer = build(world, 2 * world, 4 if rank == world - 1 else 5)
+    layer = build(2 * world, 4 if rank == world - 1 else 5)
     x = torch.zeros(5, HIDDEN, dtype=torch.bfloat16)
     expect_error("capacity: rank %d built the layer with 4, rank 0 with 5" % (world - 1),
                  lambda: layer(x))
 
 
-CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
+CASES = {name[len("case_"):]: case for name, case in sorted(globals().items())
+         if name.startswith("case_")}
 
 
 # ---- the processes ------------------------------------------------------------------
@@ -260,3 +262,41 @@ def test_expert_parallel_moe(world, case, tmp_path_factory):
                 for rank, record in enumerate(results(world, tmp_path_factory))
                 if record[case] != "ok"]
     assert not failures, "\n".join(failures)
+
+
+# ---- the benchmark's command line (it runs on GPUs only) ------------------------------
+
+
+def test_bench_help(capsys):
+    from groupgemm import bench_ep
+
+    with pytest.raises(SystemExit) as exit:
+        bench_ep.parse_args(["--help"])
+    assert exit.value.code == 0
+    assert "--capacity-factor" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, world, message", [
+    ([], "3", "--preset: 128 experts cannot be split evenly over 3 ranks"),
+    (["--preset", "nope"], "2", "--preset: unknown preset 'nope'"),
+    (["--tokens", "0"], "2", "--tokens: expected a positive count, got 0"),
+    (["--capacity-factor", "0"], "2", "--capacity-factor: expected a positive factor, got 0"),
+    (["--methods", "ep,fast"], "2", "--methods: unknown fast"),
+])
+def test_bench_rejects_bad_arguments(argv, world, message, monkeypatch, capsys):
+    from groupgemm import bench_ep
+
+    monkeypatch.setenv("WORLD_SIZE", world)
+    with pytest.raises(SystemExit) as exit:
+        bench_ep.parse_args(argv)
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_capacity(monkeypatch):
+    from groupgemm import bench_ep
+
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    # qwen3-30b-a3b: 128 experts, top-8: 1.25 * 1000 * 8 / 128 = 78.125 slots
+    assert bench_ep.parse_args(["--tokens", "1000"]).capacity == 79
+    assert bench_ep.parse_args(["--dropless"]).capacity is None
