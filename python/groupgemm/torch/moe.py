@@ -148,7 +148,9 @@ class ExpertParallelMoE(nn.Module):
     group builds the layer with the same arguments and calls it together.
     The router (`router`, fp32, replicated) must hold the same weights on
     every rank (seed alike, or broadcast it); fc1 and fc2 hold this rank's
-    num_experts / world experts.
+    num_experts / world experts, in `dtype` (bfloat16 or float16, x's
+    dtype); `recipe`, when given, goes to both GroupedLinears (quantized
+    experts). activation: an elementwise callable between fc1 and fc2.
 
     capacity: slots per (source rank, expert), so each rank sends every
     rank num_experts / world * capacity rows. An expert's assignments past
