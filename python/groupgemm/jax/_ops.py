@@ -261,8 +261,27 @@ def _plan_for(key) -> _Plan:
     return plan
 
 
-def _struct(shape, dtype):
-    return jax.ShapeDtypeStruct(tuple(shape), np.dtype(dtype))
+def _struct(shape, dtype, manual=None):
+    """A custom call's result type, varying over the manual mesh axes
+    `manual` names (shard_map): an FFI result carries none of its own, and
+    under check_vma a gradient must vary as its operand does."""
+    if manual is None or manual.empty:
+        return jax.ShapeDtypeStruct(tuple(shape), np.dtype(dtype))
+    return jax.ShapeDtypeStruct(tuple(shape), np.dtype(dtype), manual_axis_type=manual,
+                                sharding=jax.NamedSharding(jax.sharding.get_abstract_mesh(),
+                                                           jax.P()))
+
+
+def _data(operand):
+    """An operand's data array (a quantized operand's elements)."""
+    return operand.data if is_quantized(operand) else operand
+
+
+def _manual_axes(*operands):
+    """The manual mesh axes a call's results vary over: those of its operands
+    (a call's operands are made to vary alike, so the widest set is all)."""
+    types = [jax.typeof(a).manual_axis_type for a in operands if a is not None]
+    return max(types, key=lambda manual: len(manual.varying))
 
 
 def _describe_ragged_m(key, path):
@@ -369,7 +388,9 @@ def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha
     _ffi.library()
     key, out = _ragged_m_key(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas)
     plan = _plan_for(key)
-    workspace = _struct((plan.workspace_bytes,), np.uint8)
+    manual = _manual_axes(_data(lhs), _data(rhs), group_sizes, bias)
+    out = _struct(out.shape, out.dtype, manual)
+    workspace = _struct((plan.workspace_bytes,), np.uint8, manual)
     call = jax.ffi.ffi_call("groupgemm_ragged_m", (out, workspace))
     result, ws = call(
         *_buffers(lhs), *_buffers(rhs), group_sizes,
@@ -386,7 +407,9 @@ def ragged_k_call(a, b, group_sizes, out_dtype, alphas, alpha: float, flags: boo
     _ffi.library()
     key, out = _ragged_k_key(a, b, group_sizes, out_dtype, alphas)
     plan = _plan_for(key)
-    workspace = _struct((plan.workspace_bytes,), np.uint8)
+    manual = _manual_axes(_data(a), _data(b), group_sizes)
+    out = _struct(out.shape, out.dtype, manual)
+    workspace = _struct((plan.workspace_bytes,), np.uint8, manual)
     call = jax.ffi.ffi_call("groupgemm_ragged_k", (out, workspace))
     result, ws = call(
         *_buffers(a), *_buffers(b), group_sizes,
@@ -475,7 +498,8 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
     unless asked for; the arguments are checked."""
     _ffi.library()
     groups = x.shape[0] if group_sizes is None else group_sizes.shape[0]
-    empty = _struct((0,), np.uint8)
+    manual = _manual_axes(x, group_sizes)
+    empty = _struct((0,), np.uint8, manual)
     results, options = [], {"amax": np.int32(amax), "flags": np.int32(flags)}
     for side, fmt in (("rowwise", rowwise), ("columnwise", columnwise)):
         if fmt is None:
@@ -485,16 +509,16 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
                             side + "_scale_extent": np.int32(0)})
             continue
         arrays = core.quantize_arrays(fmt, tuple(x.shape), groups, side == "columnwise")
-        results += [empty if a is None else _struct(a.shape, getattr(jnp, a.dtype))
+        results += [empty if a is None else _struct(a.shape, getattr(jnp, a.dtype), manual)
                     for a in arrays]
         dtype, scaling, extent = core.quantize_format(fmt)
         options.update({side + "_dtype": np.int32(dtype),
                         side + "_block_scaling": np.int32(scaling),
                         side + "_scale_extent": np.int32(extent)})
-    results.append(_struct((groups,), np.float32) if amax else empty)
+    results.append(_struct((groups,), np.float32, manual) if amax else empty)
     key = ("quantize", _Spec(x), None if group_sizes is None else _Spec(group_sizes),
            rowwise, columnwise, amax)
-    results.append(_struct((_plan_for(key).workspace_bytes,), np.uint8))
+    results.append(_struct((_plan_for(key).workspace_bytes,), np.uint8, manual))
     call = jax.ffi.ffi_call("groupgemm_quantize", tuple(results))
     # Stacked input has no sizes: an empty placeholder the handlers ignore.
     sizes = jnp.zeros((0,), jnp.int32) if group_sizes is None else group_sizes
