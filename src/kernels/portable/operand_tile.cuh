@@ -23,6 +23,7 @@ template <class T, int kOuter, int kDepth, Major kMajor>
 struct OperandTile {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
   using Layout = OperandLayout<kOuter, kDepth, kMajor, kElementBytes>;
+  using Source = OperandSource<T>;
   static constexpr int kChunk = Layout::kChunk;
   static constexpr int kBytes = Layout::kBytes;
 

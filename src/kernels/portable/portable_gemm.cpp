@@ -1,6 +1,12 @@
 // The portable path as the API layer sees it (kernels/paths.h): which
 // problems it takes, the scratch it needs, and a run.
 //
+// Quantized operands (fp8 with a tensor, group or rowwise scale; mxfp8,
+// mxfp4, nvfp4; weight-only with a bf16 lhs) run on the same kernel with a
+// decode stage (decoded_tile.cuh). Until their GPU tests have passed on a
+// device, they run only when GROUPGEMM_UNVERIFIED_KERNELS=1 asks for it, so
+// GG_PATH_AUTO never hands a user an unproven kernel.
+//
 // A run is two launches on the caller's stream: the metadata kernel (group
 // extents and the ragged-M m-tile prefix, from the device sizes, into the
 // workspace scratch) and the GEMM kernel chosen by the plan. The host reads
@@ -10,6 +16,8 @@
 // device.
 #include <cuda_runtime_api.h>
 #include <stdint.h>
+
+#include <stdlib.h>
 
 #include <string>
 
@@ -33,6 +41,33 @@ using portable::Major;
 
 bool is_16bit_float(gg_dtype dtype) { return dtype == GG_DTYPE_BF16 || dtype == GG_DTYPE_FP16; }
 
+using portable::is_quantized;
+
+// The quantized formats whose GPU tests have passed on a device; the others
+// wait behind GROUPGEMM_UNVERIFIED_KERNELS.
+bool verified_on_device(const gg_tensor&) { return false; }
+
+bool unverified_kernels_allowed() {
+  const char* value = getenv("GROUPGEMM_UNVERIFIED_KERNELS");
+  return value != nullptr && value[0] == '1';
+}
+
+// The block scalings the decode stage applies: none (an fp32 tensor or group
+// scale, applied to the accumulator), MX, NV and rowwise.
+bool is_decodable(const gg_tensor& t) {
+  switch (t.block_scaling) {
+    case GG_BLOCK_NONE:
+    case GG_BLOCK_ROWWISE:
+      return t.dtype != GG_DTYPE_E2M1;
+    case GG_BLOCK_MX32:
+      return true;
+    case GG_BLOCK_NV16:
+      return t.dtype == GG_DTYPE_E2M1;
+    default:
+      return false;
+  }
+}
+
 bool is_output_type(gg_dtype dtype) { return is_16bit_float(dtype) || dtype == GG_DTYPE_FP32; }
 
 bool is_scaled(const gg_tensor& t) {
@@ -52,6 +87,40 @@ gg_status cuda_failure(const char* what, cudaError_t error) {
 
 // Row stride of a rank-2 or rank-3 view; the group stride of a rank-3 one.
 int64_t row_stride(const gg_tensor& t) { return t.strides[t.rank - 2]; }
+
+// A quantized operand as the kernel reads it (a 16-bit one: the defaults).
+// `depth_along_cols`: the contraction runs along the stored matrix's
+// columns. Block-scale matrices are packed as gg_block_scale_shape says;
+// along ragged-K tokens their blocks restart at every group start.
+portable::QuantOperand quant_of(const gg_tensor& t, bool depth_along_cols, const gg_gemm_desc& d) {
+  portable::QuantOperand q;
+  if (!is_quantized(t.dtype)) return q;
+  q.dtype = t.dtype;
+  q.scaling = t.block_scaling;
+  q.block_scales = t.block_scales;
+  q.scale_pointers = is_pointer_array(t);
+  q.extent = t.scale_extent;
+  q.scale = t.scale;
+  if (t.block_scaling == GG_BLOCK_NONE) return q;
+  const bool ragged = d.op == GG_OP_RAGGED_K;
+  const int64_t rows = t.shape[t.rank - 2];
+  const int64_t cols = t.shape[t.rank - 1];
+  if (t.block_scaling == GG_BLOCK_ROWWISE) {
+    // One fp32 per outer index: [rows, 1] or [1, cols] per matrix; along
+    // ragged-K tokens one per group, [rows, G] or [G, cols].
+    constexpr int64_t kBytes = sizeof(float);
+    q.scale_row_length = depth_along_cols && ragged ? d.num_groups : 1;
+    q.scale_group_stride = depth_along_cols ? (ragged ? kBytes : rows * kBytes) : cols * kBytes;
+    return q;
+  }
+  int64_t shape[2] = {0, 0};
+  gg_block_scale_shape(t.block_scaling, rows, cols, depth_along_cols ? 1 : 0, ragged ? 1 : 0,
+                       d.num_groups, shape);
+  q.scale_row_length = shape[1];
+  q.scale_group_stride = shape[0] * shape[1];  // one byte per e8m0 or ue4m3 entry
+  q.token_blocks = ragged;
+  return q;
+}
 
 portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch) {
   portable::GemmParams p{};
@@ -82,6 +151,8 @@ portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, vo
   p.beta = d.beta.value;
   p.alpha_per_group = d.alpha.per_group;
   p.beta_per_group = d.beta.per_group;
+  p.lhs_quant = quant_of(d.lhs, d.op == GG_OP_RAGGED_M || d.lhs_layout == GG_LAYOUT_T, d);
+  p.rhs_quant = quant_of(d.rhs, d.rhs_layout == GG_LAYOUT_T, d);
   return p;
 }
 
@@ -98,15 +169,50 @@ int64_t max_tiles(const gg_gemm_desc& d, const GemmShape& shape, const TileConfi
   return m_tiles * tiles_n;
 }
 
+// The block size by which the metadata kernel numbers each group's blocks:
+// the m-tile for ragged-M; for ragged-K with MX or NV block scales along the
+// tokens, the scale block, so that a group's tile_begin is its first block.
+int metadata_block(const gg_gemm_desc& d, const Plan& plan) {
+  const int scale_block = portable::decoded_block_size(d.lhs.block_scaling);
+  return d.op == GG_OP_RAGGED_K && scale_block > 0 ? scale_block : plan.config.block_m;
+}
+
+// Why the quantized operands of `d` cannot run here ("" when they can).
+std::string quantized_refusal(const gg_gemm_desc& d) {
+  const std::string formats = "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs);
+  if (!is_quantized(d.rhs.dtype)) {
+    return formats + " is not supported (a quantized lhs needs a quantized rhs)";
+  }
+  if (!is_quantized(d.lhs.dtype) && d.lhs.dtype != GG_DTYPE_BF16) {
+    return formats + " is not supported: weight-only needs bf16 activations (quantized "
+                     "weights decode exactly into bf16, not fp16)";
+  }
+  for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
+    if (is_quantized(t->dtype) && !is_decodable(*t)) {
+      return formats + " is not supported: fp8 1x128 and 128x128 block scales need the "
+                       "promotion every 128 of K of a kernel this path does not have; "
+                       "GG_PATH_REFERENCE computes them";
+    }
+  }
+  const bool verified = verified_on_device(d.lhs) && verified_on_device(d.rhs);
+  if (!verified && !unverified_kernels_allowed()) {
+    return formats + ": the kernel for quantized operands has not passed its GPU tests yet; "
+                     "set GROUPGEMM_UNVERIFIED_KERNELS=1 to run it anyway";
+  }
+  return "";
+}
+
 }  // namespace
 
 bool portable_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
-  if (!is_16bit_float(d.lhs.dtype) || d.rhs.dtype != d.lhs.dtype) {
+  if (is_quantized(d.lhs.dtype) || is_quantized(d.rhs.dtype)) {
+    const std::string refusal = quantized_refusal(d);
+    if (!refusal.empty()) return reject(why_not, refusal);
+  } else if (!is_16bit_float(d.lhs.dtype) || d.rhs.dtype != d.lhs.dtype) {
     return reject(why_not, "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs) +
                                " is not supported (bf16 x bf16 or fp16 x fp16 only; "
                                "GG_PATH_REFERENCE computes every format)");
-  }
-  if (is_scaled(d.lhs) || is_scaled(d.rhs)) {
+  } else if (is_scaled(d.lhs) || is_scaled(d.rhs)) {
     return reject(why_not, "block or fp32 scales on " + std::string(api::dtype_name(d.lhs.dtype)) +
                                " operands are not supported");
   }
@@ -161,7 +267,7 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
       desc.group_sizes.type,
       desc.num_groups,
       desc.op == GG_OP_RAGGED_M ? shape.m : shape.k,  // the ragged dimension's capacity
-      plan.config.block_m,
+      metadata_block(desc, plan),
       reinterpret_cast<GroupRecord*>(static_cast<char*>(scratch) + portable::kRecordsOffset),
       static_cast<int64_t*>(scratch),
       workspace_flags(workspace)};
@@ -173,10 +279,15 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
 
   cudaError_t error = portable::launch_group_metadata(metadata, stream);
   if (error != cudaSuccess) return cuda_failure("metadata kernel launch", error);
-  const auto launch =
-      desc.lhs.dtype == GG_DTYPE_BF16 ? portable::launch_gemm_bf16 : portable::launch_gemm_fp16;
-  error = launch(plan.tile, lhs, rhs, params, max_tiles(desc, shape, plan.config), device.sm_count,
-                 stream);
+  const int64_t tiles = max_tiles(desc, shape, plan.config);
+  if (shape.decoded) {
+    error = portable::launch_gemm_quantized(lhs, rhs, is_quantized(desc.lhs.dtype), params, tiles,
+                                            device.sm_count, stream);
+  } else {
+    const auto launch =
+        desc.lhs.dtype == GG_DTYPE_BF16 ? portable::launch_gemm_bf16 : portable::launch_gemm_fp16;
+    error = launch(plan.tile, lhs, rhs, params, tiles, device.sm_count, stream);
+  }
   if (error != cudaSuccess) return cuda_failure("GEMM kernel launch", error);
   return GG_STATUS_SUCCESS;
 }
