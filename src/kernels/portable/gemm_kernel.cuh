@@ -131,8 +131,21 @@ struct PortableGemm {
                                         group.tile_begin}};
   }
 
-  // Rowwise scales of group g of quantized operand q: its vector and the
-  // stride between entries (null without).
+  // A tile's output; with quantized operands, with the rowwise scales of
+  // lhs group lhs_group (0 for ragged-M: its rows are the output's own) and
+  // rhs group g.
+  static __device__ __forceinline__ Output output_of(const OutputTile& out, const GemmParams& p,
+                                                     int64_t lhs_group, int64_t g) {
+    if constexpr (kQuantized) {
+      return ScaledOutputTile{out, rowwise_scales(p.lhs_quant, lhs_group),
+                              p.lhs_quant.scale_row_length, rowwise_scales(p.rhs_quant, g),
+                              p.rhs_quant.scale_row_length};
+    } else {
+      return out;
+    }
+  }
+
+  // Rowwise scales of group g of quantized operand q (null without).
   static __device__ __forceinline__ const float* rowwise_scales(const QuantOperand& q,
                                                                 int64_t g) {
     if (q.scaling != GG_BLOCK_ROWWISE) return nullptr;
@@ -157,34 +170,33 @@ struct PortableGemm {
                                                g * p.bias_stride * element_bytes(p.bias_type);
     const OperandExtent lhs_extent{p.lhs_stride, row_begin, row_end, 0, p.depth};
     const OperandExtent rhs_extent{p.rhs_stride, col_begin, p.out_cols, 0, p.depth};
-    Task task;
-    if constexpr (kLhsDecoded) {
-      task.lhs = decode_source(p.lhs_quant, p.lhs, false, 0, g, lhs_extent, group);
-    } else {
-      task.lhs = OperandSource<T>{static_cast<const T*>(p.lhs), lhs_extent};
-    }
-    if constexpr (kRhsDecoded) {
-      task.rhs = decode_source(p.rhs_quant, p.rhs, p.rhs_pointers, p.rhs_group_stride, g,
-                               rhs_extent, group);
-    } else {
-      const T* rhs = p.rhs_pointers ? static_cast<const T* const*>(p.rhs)[g]
-                                    : static_cast<const T*>(p.rhs) + g * p.rhs_group_stride;
-      task.rhs = OperandSource<T>{rhs, rhs_extent};
-    }
-    task.depth_first = 0;
-    task.slices = ceil_div(p.depth, kBlockK);
-    task.zero_before = 0;
-    static_cast<OutputTile&>(task.out) =
-        OutputTile{p.out,     p.out_type, p.out_stride,   row_begin, row_end, col_begin,
-                   p.out_cols, alpha_of(p, g), beta_of(p, g), bias,  p.bias_type};
-    if constexpr (kQuantized) {
-      // lhs rows are the output's (absolute) rows; rhs rows its columns.
-      task.out.row_scales = rowwise_scales(p.lhs_quant, 0);
-      task.out.row_scale_stride = p.lhs_quant.scale_row_length;
-      task.out.col_scales = rowwise_scales(p.rhs_quant, g);
-      task.out.col_scale_stride = p.rhs_quant.scale_row_length;
-    }
-    return task;
+    const auto lhs = [&] {
+      if constexpr (kLhsDecoded) {
+        return decode_source(p.lhs_quant, p.lhs, false, 0, g, lhs_extent, group);
+      } else {
+        return OperandSource<T>{static_cast<const T*>(p.lhs), lhs_extent};
+      }
+    }();
+    const auto rhs = [&] {
+      if constexpr (kRhsDecoded) {
+        return decode_source(p.rhs_quant, p.rhs, p.rhs_pointers, p.rhs_group_stride, g,
+                             rhs_extent, group);
+      } else {
+        const T* matrix = p.rhs_pointers ? static_cast<const T* const*>(p.rhs)[g]
+                                         : static_cast<const T*>(p.rhs) + g * p.rhs_group_stride;
+        return OperandSource<T>{matrix, rhs_extent};
+      }
+    }();
+    // lhs rows are the output's (absolute) rows; rhs rows its columns.
+    return Task{lhs,
+                rhs,
+                0,
+                ceil_div(p.depth, kBlockK),
+                0,
+                output_of(OutputTile{p.out, p.out_type, p.out_stride, row_begin, row_end,
+                                     col_begin, p.out_cols, alpha_of(p, g), beta_of(p, g), bias,
+                                     p.bias_type},
+                          p, 0, g)};
   }
 
   // ragged-K: one (m, n) tile of group g's output, contracted over its tokens.
@@ -202,30 +214,29 @@ struct PortableGemm {
                                      g * p.out_group_stride * element_bytes(p.out_type);
     const OperandExtent lhs_extent{p.lhs_stride, row_begin, p.out_rows, group.start, depth_end};
     const OperandExtent rhs_extent{p.rhs_stride, col_begin, p.out_cols, group.start, depth_end};
-    Task task;
-    if constexpr (kLhsDecoded) {
-      task.lhs = decode_source(p.lhs_quant, p.lhs, false, 0, g, lhs_extent, group);
-    } else {
-      task.lhs = OperandSource<T>{static_cast<const T*>(p.lhs), lhs_extent};
-    }
-    if constexpr (kRhsDecoded) {
-      task.rhs = decode_source(p.rhs_quant, p.rhs, false, 0, g, rhs_extent, group);
-    } else {
-      task.rhs = OperandSource<T>{static_cast<const T*>(p.rhs), rhs_extent};
-    }
-    task.depth_first = slices.first;
-    task.slices = slices.count;
-    task.zero_before = group.start;
-    static_cast<OutputTile&>(task.out) =
-        OutputTile{out,       p.out_type, p.out_stride,   row_begin, p.out_rows, col_begin,
-                   p.out_cols, alpha_of(p, g), beta_of(p, g), nullptr, p.bias_type};
-    if constexpr (kQuantized) {
-      task.out.row_scales = rowwise_scales(p.lhs_quant, g);
-      task.out.row_scale_stride = p.lhs_quant.scale_row_length;
-      task.out.col_scales = rowwise_scales(p.rhs_quant, g);
-      task.out.col_scale_stride = p.rhs_quant.scale_row_length;
-    }
-    return task;
+    const auto lhs = [&] {
+      if constexpr (kLhsDecoded) {
+        return decode_source(p.lhs_quant, p.lhs, false, 0, g, lhs_extent, group);
+      } else {
+        return OperandSource<T>{static_cast<const T*>(p.lhs), lhs_extent};
+      }
+    }();
+    const auto rhs = [&] {
+      if constexpr (kRhsDecoded) {
+        return decode_source(p.rhs_quant, p.rhs, false, 0, g, rhs_extent, group);
+      } else {
+        return OperandSource<T>{static_cast<const T*>(p.rhs), rhs_extent};
+      }
+    }();
+    return Task{lhs,
+                rhs,
+                slices.first,
+                slices.count,
+                group.start,
+                output_of(OutputTile{out, p.out_type, p.out_stride, row_begin, p.out_rows,
+                                     col_begin, p.out_cols, alpha_of(p, g), beta_of(p, g),
+                                     nullptr, p.bias_type},
+                          p, g, g)};
   }
 
   static __device__ __forceinline__ void copy_slice(const Task& task, int64_t slice,

@@ -3,9 +3,8 @@
 //
 // Quantized operands (fp8 with a tensor, group or rowwise scale; mxfp8,
 // mxfp4, nvfp4; weight-only with a bf16 lhs) run on the same kernel with a
-// decode stage (decoded_tile.cuh). Until their GPU tests have passed on a
-// device, they run only when GROUPGEMM_UNVERIFIED_KERNELS=1 asks for it, so
-// GG_PATH_AUTO never hands a user an unproven kernel.
+// decode stage (decoded_tile.cuh); fp8 1x128 and 128x128 block scales,
+// which need a promotion every 128 of K, are not among them.
 //
 // A run is two launches on the caller's stream: the metadata kernel (group
 // extents and the ragged-M m-tile prefix, from the device sizes, into the
@@ -16,8 +15,6 @@
 // device.
 #include <cuda_runtime_api.h>
 #include <stdint.h>
-
-#include <stdlib.h>
 
 #include <string>
 
@@ -42,15 +39,6 @@ using portable::Major;
 bool is_16bit_float(gg_dtype dtype) { return dtype == GG_DTYPE_BF16 || dtype == GG_DTYPE_FP16; }
 
 using portable::is_quantized;
-
-// The quantized formats whose GPU tests have passed on a device; the others
-// wait behind GROUPGEMM_UNVERIFIED_KERNELS.
-bool verified_on_device(const gg_tensor&) { return false; }
-
-bool unverified_kernels_allowed() {
-  const char* value = getenv("GROUPGEMM_UNVERIFIED_KERNELS");
-  return value != nullptr && value[0] == '1';
-}
 
 // The block scalings the decode stage applies: none (an fp32 tensor or group
 // scale, applied to the accumulator), MX, NV and rowwise.
@@ -117,7 +105,9 @@ portable::QuantOperand quant_of(const gg_tensor& t, bool depth_along_cols, const
   gg_block_scale_shape(t.block_scaling, rows, cols, depth_along_cols ? 1 : 0, ragged ? 1 : 0,
                        d.num_groups, shape);
   q.scale_row_length = shape[1];
-  q.scale_group_stride = shape[0] * shape[1];  // one byte per e8m0 or ue4m3 entry
+  // Stacked weights keep a scale matrix per group (one byte per e8m0 or
+  // ue4m3 entry); a rank-2 operand's one matrix serves every group.
+  q.scale_group_stride = t.rank == 3 ? shape[0] * shape[1] : 0;
   q.token_blocks = ragged;
   return q;
 }
@@ -193,11 +183,6 @@ std::string quantized_refusal(const gg_gemm_desc& d) {
                        "promotion every 128 of K of a kernel this path does not have; "
                        "GG_PATH_REFERENCE computes them";
     }
-  }
-  const bool verified = verified_on_device(d.lhs) && verified_on_device(d.rhs);
-  if (!verified && !unverified_kernels_allowed()) {
-    return formats + ": the kernel for quantized operands has not passed its GPU tests yet; "
-                     "set GROUPGEMM_UNVERIFIED_KERNELS=1 to run it anyway";
   }
   return "";
 }
