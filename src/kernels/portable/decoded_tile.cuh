@@ -28,14 +28,19 @@
 
 namespace gg::portable {
 
-// Where one quantized operand of the current tile lives and how it decodes.
-struct DecodeSource {
-  const uint8_t* matrix;  // the group's matrix: element 0 (byte 0)
-  OperandExtent extent;
+// How one group's quantized operand decodes.
+struct DecodeFormat {
   gg_dtype dtype;
   gg_block_scaling scaling;
   const uint8_t* scales;  // the group's block-scale matrix (MX32, NV16), else unused
   BlockScaleIndex scale_index;
+};
+
+// Where one quantized operand of the current tile lives and how it decodes.
+struct DecodeSource {
+  const uint8_t* matrix;  // the group's matrix: element 0 (byte 0)
+  OperandExtent extent;
+  DecodeFormat format;
 };
 
 template <int kOuter, int kDepth, Major kMajor>
@@ -43,22 +48,34 @@ struct DecodedTile {
   // The stage is a bf16 operand's: the same bytes, ldmatrix loads.
   using Stage = OperandTile<__nv_bfloat16, kOuter, kDepth, kMajor>;
   using Layout = typename Stage::Layout;
+  using Element = uint8_t;
   using Source = DecodeSource;
+  static constexpr bool kDecoded = true;
   static constexpr int kChunk = Stage::kChunk;  // 8 elements
   static constexpr int kBytes = Stage::kBytes;
   static constexpr bool kDepthMajor = Layout::kDepthMajor;
 
+  // Group g's format of quantized operand q; `group` is g's record (its
+  // start and first token block, for blocks along ragged-K tokens).
+  static __device__ __forceinline__ DecodeFormat format(const QuantOperand& q, int64_t g,
+                                                        const GroupRecord& group) {
+    const int block = decoded_block_size(q.scaling);
+    return DecodeFormat{
+        q.dtype, q.scaling, block > 0 ? group_scales(q, g) : nullptr,
+        BlockScaleIndex{block, q.scale_row_length, q.token_blocks, group.start, group.tile_begin}};
+  }
+
   // Eight element codes from one aligned load: fp8 codes in bytes 0-7, e2m1
   // codes in nibbles 0-7 of the low word.
   static __device__ __forceinline__ uint64_t load_codes(const DecodeSource& s, int64_t element) {
-    if (s.dtype == GG_DTYPE_E2M1) {
+    if (s.format.dtype == GG_DTYPE_E2M1) {
       return *reinterpret_cast<const uint32_t*>(s.matrix + element / 2);
     }
     return *reinterpret_cast<const uint64_t*>(s.matrix + element);
   }
 
   static __device__ __forceinline__ uint8_t code_at(const DecodeSource& s, int64_t element) {
-    return s.dtype == GG_DTYPE_E2M1 ? fmt::e2m1_get(s.matrix, element) : s.matrix[element];
+    return s.format.dtype == GG_DTYPE_E2M1 ? fmt::e2m1_get(s.matrix, element) : s.matrix[element];
   }
 
   static __device__ __forceinline__ uint8_t packed_code(gg_dtype dtype, uint64_t codes, int e) {
@@ -77,7 +94,7 @@ struct DecodedTile {
   static __device__ __forceinline__ void copy(const DecodeSource& s, int64_t depth0,
                                               uint32_t stage, int thread) {
     static_assert(Layout::kChunks % kThreads == 0, "every thread decodes as many chunks");
-    const bool blocked = decoded_block_size(s.scaling) > 0;
+    const bool blocked = decoded_block_size(s.format.scaling) > 0;
 #pragma unroll
     for (int i = 0; i < Layout::kChunks / kThreads; ++i) {
       const ChunkOrigin o = Layout::chunk_origin(s.extent, depth0, thread + i * kThreads);
@@ -95,10 +112,12 @@ struct DecodedTile {
         const int64_t depth = kDepthMajor ? o.depth + e : o.depth;
         uint16_t bits = 0;
         if (whole || inside(s.extent, outer, depth)) {
-          const uint8_t code = whole ? packed_code(s.dtype, codes, e) : code_at(s, first + e);
+          const uint8_t code =
+              whole ? packed_code(s.format.dtype, codes, e) : code_at(s, first + e);
           const uint8_t scale =
-              blocked ? s.scales[s.scale_index.entry(kDepthMajor, outer, depth)] : uint8_t{0};
-          bits = decode_to_bf16(s.dtype, code, s.scaling, scale);
+              blocked ? s.format.scales[s.format.scale_index.entry(kDepthMajor, outer, depth)]
+                      : uint8_t{0};
+          bits = decode_to_bf16(s.format.dtype, code, s.format.scaling, scale);
         }
         if (e % 2 == 0) {
           words[e / 2] = bits;

@@ -91,7 +91,9 @@ struct PortableGemm {
   using RhsTile = cuda::std::conditional_t<kRhsDecoded, DecodedTile<kBlockN, kBlockK, kRhsMajor>,
                                            OperandTile<T, kBlockN, kBlockK, kRhsMajor>>;
   using Output = cuda::std::conditional_t<kQuantized, ScaledOutputTile, OutputTile>;
-  using Task = TileTask<typename LhsTile::Source, typename RhsTile::Source, Output>;
+  using LhsSource = typename LhsTile::Source;
+  using RhsSource = typename RhsTile::Source;
+  using Task = TileTask<LhsSource, RhsSource, Output>;
   static constexpr int kStageBytes = LhsTile::kBytes + RhsTile::kBytes;
   static constexpr int kSmemBytes = kStageBytes * kStages;
 
@@ -108,27 +110,6 @@ struct PortableGemm {
     } else {
       return alpha;
     }
-  }
-
-  // Operand `source` of a tile, decoded from group g's matrix of a quantized
-  // operand q (the base of the operand, stacked `group_stride` elements
-  // apart, or an array of G pointers).
-  static __device__ __forceinline__ DecodeSource decode_source(const QuantOperand& q,
-                                                               const void* base, bool pointers,
-                                                               int64_t group_stride, int64_t g,
-                                                               const OperandExtent& extent,
-                                                               const GroupRecord& group) {
-    const int64_t bits = q.dtype == GG_DTYPE_E2M1 ? 4 : 8;
-    const uint8_t* matrix = pointers ? static_cast<const uint8_t* const*>(base)[g]
-                                     : static_cast<const uint8_t*>(base) + g * group_stride * bits / 8;
-    const int block = decoded_block_size(q.scaling);
-    return DecodeSource{matrix,
-                        extent,
-                        q.dtype,
-                        q.scaling,
-                        block > 0 ? group_scales(q, g) : nullptr,
-                        BlockScaleIndex{block, q.scale_row_length, q.token_blocks, group.start,
-                                        group.tile_begin}};
   }
 
   // A tile's output; with quantized operands, with the rowwise scales of
@@ -155,6 +136,24 @@ struct PortableGemm {
     return p.beta_per_group != nullptr ? p.beta_per_group[g] : p.beta;
   }
 
+  // Group g's matrix of an operand: stacked `group_stride` elements apart
+  // from `base`, or pointer g of an array of G pointers.
+  template <class Tile>
+  static __device__ __forceinline__ const typename Tile::Element* group_matrix(
+      const void* base, bool pointers, int64_t group_stride, int64_t g, const QuantOperand& q) {
+    using E = typename Tile::Element;
+    if (pointers) return static_cast<const E* const*>(base)[g];
+    if constexpr (Tile::kDecoded) {
+      return static_cast<const E*>(base) + g * group_stride * element_bits(q.dtype) / 8;
+    } else {
+      return static_cast<const E*>(base) + g * group_stride;
+    }
+  }
+
+  // The sources are built in place inside the Task (not returned by helper
+  // functions): the 16-bit instances then compile to the same SASS as
+  // before quantized operands existed, spills included.
+
   // ragged-M: rows of one group's m-tile against that group's rhs, over all K.
   static __device__ Task ragged_m_task(const GemmParams& p, int64_t tile, int64_t tiles_n,
                                        int64_t* group_hint, int lane) {
@@ -165,38 +164,24 @@ struct PortableGemm {
     const int64_t row_begin = m_tile_first_row(group, index.m_tile, kBlockM);
     const int64_t row_end = group.start + group.size;
     const int64_t col_begin = index.n_tile * kBlockN;
+    const auto* rhs =
+        group_matrix<RhsTile>(p.rhs, p.rhs_pointers, p.rhs_group_stride, g, p.rhs_quant);
     const void* bias = p.bias == nullptr ? nullptr
                                          : static_cast<const char*>(p.bias) +
                                                g * p.bias_stride * element_bytes(p.bias_type);
-    const OperandExtent lhs_extent{p.lhs_stride, row_begin, row_end, 0, p.depth};
-    const OperandExtent rhs_extent{p.rhs_stride, col_begin, p.out_cols, 0, p.depth};
-    const auto lhs = [&] {
-      if constexpr (kLhsDecoded) {
-        return decode_source(p.lhs_quant, p.lhs, false, 0, g, lhs_extent, group);
-      } else {
-        return OperandSource<T>{static_cast<const T*>(p.lhs), lhs_extent};
-      }
-    }();
-    const auto rhs = [&] {
-      if constexpr (kRhsDecoded) {
-        return decode_source(p.rhs_quant, p.rhs, p.rhs_pointers, p.rhs_group_stride, g,
-                             rhs_extent, group);
-      } else {
-        const T* matrix = p.rhs_pointers ? static_cast<const T* const*>(p.rhs)[g]
-                                         : static_cast<const T*>(p.rhs) + g * p.rhs_group_stride;
-        return OperandSource<T>{matrix, rhs_extent};
-      }
-    }();
+    const auto* lhs = static_cast<const typename LhsTile::Element*>(p.lhs);
     // lhs rows are the output's (absolute) rows; rhs rows its columns.
-    return Task{lhs,
-                rhs,
-                0,
-                ceil_div(p.depth, kBlockK),
-                0,
-                output_of(OutputTile{p.out, p.out_type, p.out_stride, row_begin, row_end,
-                                     col_begin, p.out_cols, alpha_of(p, g), beta_of(p, g), bias,
-                                     p.bias_type},
-                          p, 0, g)};
+    return Task{
+        LhsSource{lhs, OperandExtent{p.lhs_stride, row_begin, row_end, 0, p.depth},
+                  LhsTile::format(p.lhs_quant, g, group)},
+        RhsSource{rhs, OperandExtent{p.rhs_stride, col_begin, p.out_cols, 0, p.depth},
+                  RhsTile::format(p.rhs_quant, g, group)},
+        0,
+        ceil_div(p.depth, kBlockK),
+        0,
+        output_of(OutputTile{p.out, p.out_type, p.out_stride, row_begin, row_end, col_begin,
+                             p.out_cols, alpha_of(p, g), beta_of(p, g), bias, p.bias_type},
+                  p, 0, g)};
   }
 
   // ragged-K: one (m, n) tile of group g's output, contracted over its tokens.
@@ -212,31 +197,19 @@ struct PortableGemm {
     void* out = p.out_pointers ? static_cast<void* const*>(p.out)[g]
                                : static_cast<char*>(p.out) +
                                      g * p.out_group_stride * element_bytes(p.out_type);
-    const OperandExtent lhs_extent{p.lhs_stride, row_begin, p.out_rows, group.start, depth_end};
-    const OperandExtent rhs_extent{p.rhs_stride, col_begin, p.out_cols, group.start, depth_end};
-    const auto lhs = [&] {
-      if constexpr (kLhsDecoded) {
-        return decode_source(p.lhs_quant, p.lhs, false, 0, g, lhs_extent, group);
-      } else {
-        return OperandSource<T>{static_cast<const T*>(p.lhs), lhs_extent};
-      }
-    }();
-    const auto rhs = [&] {
-      if constexpr (kRhsDecoded) {
-        return decode_source(p.rhs_quant, p.rhs, false, 0, g, rhs_extent, group);
-      } else {
-        return OperandSource<T>{static_cast<const T*>(p.rhs), rhs_extent};
-      }
-    }();
-    return Task{lhs,
-                rhs,
-                slices.first,
-                slices.count,
-                group.start,
-                output_of(OutputTile{out, p.out_type, p.out_stride, row_begin, p.out_rows,
-                                     col_begin, p.out_cols, alpha_of(p, g), beta_of(p, g),
-                                     nullptr, p.bias_type},
-                          p, g, g)};
+    const auto* lhs = static_cast<const typename LhsTile::Element*>(p.lhs);
+    const auto* rhs = static_cast<const typename RhsTile::Element*>(p.rhs);
+    return Task{
+        LhsSource{lhs, OperandExtent{p.lhs_stride, row_begin, p.out_rows, group.start, depth_end},
+                  LhsTile::format(p.lhs_quant, g, group)},
+        RhsSource{rhs, OperandExtent{p.rhs_stride, col_begin, p.out_cols, group.start, depth_end},
+                  RhsTile::format(p.rhs_quant, g, group)},
+        slices.first,
+        slices.count,
+        group.start,
+        output_of(OutputTile{out, p.out_type, p.out_stride, row_begin, p.out_rows, col_begin,
+                             p.out_cols, alpha_of(p, g), beta_of(p, g), nullptr, p.bias_type},
+                  p, g, g)};
   }
 
   static __device__ __forceinline__ void copy_slice(const Task& task, int64_t slice,

@@ -49,6 +49,9 @@ GG_HD bool is_quantized(gg_dtype dtype) {
   return dtype == GG_DTYPE_E4M3 || dtype == GG_DTYPE_E5M2 || dtype == GG_DTYPE_E2M1;
 }
 
+// Bits of one element of a quantized operand.
+GG_HD int element_bits(gg_dtype dtype) { return dtype == GG_DTYPE_E2M1 ? 4 : 8; }
+
 // Elements per block along the depth: 32 (MX), 16 (NV), else 0.
 GG_HD int decoded_block_size(gg_block_scaling scaling) {
   return scaling == GG_BLOCK_MX32 ? 32 : (scaling == GG_BLOCK_NV16 ? 16 : 0);
