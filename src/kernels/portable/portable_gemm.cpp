@@ -28,6 +28,7 @@
 #include "kernels/paths.h"
 #include "kernels/portable/gemm_params.h"
 #include "kernels/portable/launch.h"
+#include "kernels/portable/quant_operand.h"
 #include "kernels/tile_scheduler.h"
 #include "plan/plan.h"
 
@@ -76,42 +77,6 @@ gg_status cuda_failure(const char* what, cudaError_t error) {
 // Row stride of a rank-2 or rank-3 view; the group stride of a rank-3 one.
 int64_t row_stride(const gg_tensor& t) { return t.strides[t.rank - 2]; }
 
-// A quantized operand as the kernel reads it (a 16-bit one: the defaults).
-// `depth_along_cols`: the contraction runs along the stored matrix's
-// columns. Block-scale matrices are packed as gg_block_scale_shape says;
-// along ragged-K tokens their blocks restart at every group start.
-portable::QuantOperand quant_of(const gg_tensor& t, bool depth_along_cols, const gg_gemm_desc& d) {
-  portable::QuantOperand q;
-  if (!is_quantized(t.dtype)) return q;
-  q.dtype = t.dtype;
-  q.scaling = t.block_scaling;
-  q.block_scales = t.block_scales;
-  q.scale_pointers = is_pointer_array(t);
-  q.extent = t.scale_extent;
-  q.scale = t.scale;
-  if (t.block_scaling == GG_BLOCK_NONE) return q;
-  const bool ragged = d.op == GG_OP_RAGGED_K;
-  const int64_t rows = t.shape[t.rank - 2];
-  const int64_t cols = t.shape[t.rank - 1];
-  if (t.block_scaling == GG_BLOCK_ROWWISE) {
-    // One fp32 per outer index: [rows, 1] or [1, cols] per matrix; along
-    // ragged-K tokens one per group, [rows, G] or [G, cols].
-    constexpr int64_t kBytes = sizeof(float);
-    q.scale_row_length = depth_along_cols && ragged ? d.num_groups : 1;
-    q.scale_group_stride = depth_along_cols ? (ragged ? kBytes : rows * kBytes) : cols * kBytes;
-    return q;
-  }
-  int64_t shape[2] = {0, 0};
-  gg_block_scale_shape(t.block_scaling, rows, cols, depth_along_cols ? 1 : 0, ragged ? 1 : 0,
-                       d.num_groups, shape);
-  q.scale_row_length = shape[1];
-  // Stacked weights keep a scale matrix per group (one byte per e8m0 or
-  // ue4m3 entry); a rank-2 operand's one matrix serves every group.
-  q.scale_group_stride = t.rank == 3 ? shape[0] * shape[1] : 0;
-  q.token_blocks = ragged;
-  return q;
-}
-
 portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch) {
   portable::GemmParams p{};
   p.op = d.op;
@@ -141,8 +106,8 @@ portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, vo
   p.beta = d.beta.value;
   p.alpha_per_group = d.alpha.per_group;
   p.beta_per_group = d.beta.per_group;
-  p.lhs_quant = quant_of(d.lhs, d.op == GG_OP_RAGGED_M || d.lhs_layout == GG_LAYOUT_T, d);
-  p.rhs_quant = quant_of(d.rhs, d.rhs_layout == GG_LAYOUT_T, d);
+  p.lhs_quant = portable::quant_operand_of(d.lhs, d.op == GG_OP_RAGGED_M || d.lhs_layout == GG_LAYOUT_T, d);
+  p.rhs_quant = portable::quant_operand_of(d.rhs, d.rhs_layout == GG_LAYOUT_T, d);
   return p;
 }
 
@@ -163,7 +128,7 @@ int64_t max_tiles(const gg_gemm_desc& d, const GemmShape& shape, const TileConfi
 // the m-tile for ragged-M; for ragged-K with MX or NV block scales along the
 // tokens, the scale block, so that a group's tile_begin is its first block.
 int metadata_block(const gg_gemm_desc& d, const Plan& plan) {
-  const int scale_block = portable::decoded_block_size(d.lhs.block_scaling);
+  const int scale_block = portable::token_block_size(d);
   return d.op == GG_OP_RAGGED_K && scale_block > 0 ? scale_block : plan.config.block_m;
 }
 
@@ -176,6 +141,12 @@ std::string quantized_refusal(const gg_gemm_desc& d) {
   if (!is_quantized(d.lhs.dtype) && d.lhs.dtype != GG_DTYPE_BF16) {
     return formats + " is not supported: weight-only needs bf16 activations (quantized "
                      "weights decode exactly into bf16, not fp16)";
+  }
+  const int lhs_block = portable::decoded_block_size(d.lhs.block_scaling);
+  const int rhs_block = portable::decoded_block_size(d.rhs.block_scaling);
+  if (d.op == GG_OP_RAGGED_K && lhs_block != rhs_block && lhs_block > 0 && rhs_block > 0) {
+    return formats + " is not supported: ragged-K operands with block scales along the tokens "
+                     "need blocks of one size";
   }
   for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
     if (is_quantized(t->dtype) && !is_decodable(*t)) {
