@@ -43,6 +43,8 @@ if [ "$what" != tests ]; then
     python3 -m groupgemm.bench --png "$logs/torch_bench.png" --json "$logs/torch_bench.json"
   step energy_bench env GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 tools/bench_energy.py
+  step quantized_gemm_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 -m groupgemm.bench_quantized
   step quantize_bench $build/src/cli/groupgemm bench-quantize
   step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_quantize
@@ -64,6 +66,7 @@ fi
 [ -f "$logs/torch_bench.log" ] && tail -n 40 "$logs/torch_bench.log"
 [ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
 [ -f "$logs/energy_bench.log" ] && cat "$logs/energy_bench.log"
+[ -f "$logs/quantized_gemm_bench.log" ] && grep -v '^  not run' "$logs/quantized_gemm_bench.log" | tail -n 60
 [ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"
 [ -f "$logs/torch_quantize_bench.log" ] && tail -n 30 "$logs/torch_quantize_bench.log"
 printf '%-13s %s\n' step result

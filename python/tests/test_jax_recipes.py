@@ -307,7 +307,7 @@ def test_errors():
 
 def test_a_gpu_refuses_recipes_while_tracing(monkeypatch):
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    layer = ggj.GroupedDense(features=N, num_groups=G, recipe="fp8_group",
+    layer = ggj.GroupedDense(features=N, num_groups=G, recipe="fp8_blockwise",
                              param_dtype=jnp.float32)
     x, s = jnp.ones((M, K), jnp.float32), jnp.asarray(SIZE_SETS["full"], jnp.int32)
     with pytest.raises(NotSupported, match=r"no GPU path runs this"):

@@ -384,12 +384,9 @@ def test_per_group_alpha_gradients():
 
 
 @needs_cuda
-def test_cuda_quantized_operands_are_not_supported():
+def test_cuda_quantizer_refuses_what_it_does_not_write():
+    # The GPU quantizer writes every format but mxfp4 and fp8 rowwise.
     sizes = _sizes(SIZES["edges"]).cuda()
-    x, w = _input((M, K), 27).cuda(), _input((G, N, K), 28).cuda()
-    qx = ggt.grouped_quantize(x, sizes, rowwise="mxfp8_e4m3").rowwise
-    qw = ggt.grouped_quantize(w, rowwise="mxfp8_e4m3").rowwise
-    with pytest.raises(NotSupported, match="mxfp8"):
-        ggt.grouped_mm(qx, qw, sizes)
+    x = _input((M, K), 27).cuda()
     with pytest.raises(NotSupported, match="mxfp4"):
         ggt.grouped_quantize(x, sizes, rowwise="mxfp4")

@@ -4,11 +4,13 @@
 //      wasted tensor-core work of every group's last tile;
 //   2. fewer 128-row tiles than SMs: 64-row tiles double the parallelism.
 // Otherwise 128-row tiles, which read each operand byte half as often.
+// Quantized operands come first: they take kQuantizedTile.
 #include "plan/plan.h"
 
 #include <string>
 
 #include "api/names.h"
+#include "kernels/portable/operand_decode.h"
 #include "kernels/tile_scheduler.h"
 
 namespace gg {
@@ -29,7 +31,10 @@ Plan plan_gemm(const GemmShape& shape) {
   const int64_t rows_per_group = shape.m / shape.groups;
   const std::string fill =
       std::to_string(large_tiles) + " 128-row tiles for " + std::to_string(shape.sm_count) + " SMs";
-  if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kShortGroupRows) {
+  if (shape.decoded) {
+    plan.tile = kQuantizedTile;
+    plan.reason = "quantized operands, decoded into bf16: the one tile built for them";
+  } else if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kShortGroupRows) {
     plan.tile = PortableTile::k64x128;
     plan.reason = "groups average " + std::to_string(rows_per_group) + " rows";
   } else if (large_tiles < shape.sm_count) {
@@ -54,6 +59,7 @@ GemmShape gemm_shape(const gg_gemm_desc& d, int sm_count, int compute_capability
     shape.m = lhs_n ? d.lhs.shape[1] : d.lhs.shape[0];
     shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[1] : d.rhs.shape[0];
   }
+  shape.decoded = portable::is_quantized(d.lhs.dtype) || portable::is_quantized(d.rhs.dtype);
   return shape;
 }
 

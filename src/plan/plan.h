@@ -54,6 +54,7 @@ struct GemmShape {
   gg_dtype input;
   int sm_count;
   int compute_capability;  // major * 10 + minor
+  bool decoded = false;    // an operand is quantized (decoded into bf16 tiles)
 };
 
 struct Plan {
@@ -66,6 +67,15 @@ struct Plan {
   // One line for GROUPGEMM_LOG=1.
   std::string describe() const;
 };
+
+// Problems with quantized operands take one tile, whatever their shape: the
+// decode stage costs the same per operand element in either tile, and one
+// instantiation per orientation keeps the build short.
+constexpr PortableTile kQuantizedTile = PortableTile::k64x128;
+// Their kernels keep the decode's codes, scales and addresses in registers
+// beside the accumulators: sized for two CTAs per SM, not three, they do
+// not spill.
+constexpr int kQuantizedMinCtasPerSm = 2;
 
 // Ragged-M groups averaging at most this many rows take 64-row tiles.
 constexpr int64_t kShortGroupRows = 64;

@@ -59,6 +59,20 @@ TEST(Plan, RaggedKCountsTilesOverGroups) {
   EXPECT_EQ(plan_gemm(ragged_k(2048, 768, 128, 128)).tile, PortableTile::k128x128);
 }
 
+TEST(Plan, QuantizedOperandsTakeTheirOneTile) {
+  // Whatever the shape: the decode-stage instances exist for kQuantizedTile only.
+  for (GemmShape shape : {ragged_m(32768, 14336, 4096, 8), ragged_m(128, 4096, 7168, 128),
+                          ragged_k(4096, 4096, 65536, 8), ragged_k(512, 512, 4096, 2)}) {
+    shape.decoded = true;
+    const Plan plan = plan_gemm(shape);
+    EXPECT_EQ(plan.tile, kQuantizedTile);
+    EXPECT_NE(plan.reason.find("quantized"), std::string::npos) << plan.reason;
+  }
+  // Their residency fits as the 16-bit tiles' does.
+  const TileConfig c = tile_config(kQuantizedTile);
+  EXPECT_GE(65536 / (kQuantizedMinCtasPerSm * 32 * c.warps_m * c.warps_n), 128);
+}
+
 TEST(Plan, DescribeNamesTheChoice) {
   const Plan plan = plan_gemm(ragged_m(32768, 14336, 4096, 8));
   const std::string line = plan.describe();

@@ -1,6 +1,8 @@
 // Epilogue of the portable kernel: out = alpha * acc + beta * out + bias, in
 // fp32, rounded once (to nearest even) to the output type, stored straight
-// from the accumulator registers.
+// from the accumulator registers. With quantized operands scaled by row
+// (GG_BLOCK_ROWWISE), alpha * acc is first multiplied by the row's and the
+// column's fp32 scale (a ScaledOutputTile).
 //
 // In the mma.sync accumulator layout (mma_layout.h) a lane holds, for each
 // 16x8 block, rows lane/4 and lane/4 + 8 at columns 2 (lane%4) and
@@ -14,6 +16,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/std/type_traits>
 #include <stdint.h>
 
 #include "groupgemm/groupgemm.h"
@@ -34,6 +37,16 @@ struct OutputTile {
   float beta;
   const void* bias;  // the group's bias row [N], or null
   gg_dtype bias_type;
+};
+
+// The output of a tile with quantized operands: rowwise scales too. Output
+// row r is scaled by row_scales[r * row_scale_stride] and column c by
+// col_scales[c * col_scale_stride] (null: 1).
+struct ScaledOutputTile : OutputTile {
+  const float* row_scales;
+  int64_t row_scale_stride;
+  const float* col_scales;
+  int64_t col_scale_stride;
 };
 
 // Elements `index` and index + 1 (when `pair`) of a bf16, fp16 or fp32 array.
@@ -93,9 +106,9 @@ __device__ __forceinline__ void store_pair(void* base, gg_dtype type, int64_t in
 
 // Finishes one warp's accumulators: acc[i][j] is the 16x8 block at tile rows
 // warp_row0 + 16 i, columns warp_col0 + 8 j.
-template <int kBlocksM, int kBlocksN>
+template <class Tile, int kBlocksM, int kBlocksN>
 __device__ __forceinline__ void store_tile(const float (&acc)[kBlocksM][kBlocksN][4],
-                                           const OutputTile& out, int warp_row0, int warp_col0,
+                                           const Tile& out, int warp_row0, int warp_col0,
                                            int lane) {
 #pragma unroll
   for (int i = 0; i < kBlocksM; ++i) {
@@ -109,6 +122,16 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kBlocksM][kBlocksN
         const bool pair = col + 1 < out.col_end;
         const int64_t index = row * out.row_stride + col;
         float2 v = make_float2(out.alpha * acc[i][j][e], out.alpha * acc[i][j][e + 1]);
+        if constexpr (cuda::std::is_same_v<Tile, ScaledOutputTile>) {
+          const float row_scale =
+              out.row_scales != nullptr ? out.row_scales[row * out.row_scale_stride] : 1.0f;
+          v.x *= row_scale;
+          v.y *= row_scale;
+          if (out.col_scales != nullptr) {
+            v.x *= out.col_scales[col * out.col_scale_stride];
+            if (pair) v.y *= out.col_scales[(col + 1) * out.col_scale_stride];
+          }
+        }
         if (out.beta != 0.0f) {
           const float2 old = load_pair(out.matrix, out.type, index, pair);
           v.x += out.beta * old.x;

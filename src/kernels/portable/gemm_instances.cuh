@@ -51,12 +51,13 @@ inline int resident_ctas(void (*kernel)(GemmParams), int threads, int smem_bytes
   return ctas;
 }
 
-template <PortableTile kTile, class T, Major kLhs, Major kRhs>
+template <PortableTile kTile, class T, Major kLhs, Major kRhs, bool kLhsDecoded = false,
+          bool kRhsDecoded = false>
 cudaError_t launch_instance(const GemmParams& params, int64_t max_tiles, int sm_count,
                             cudaStream_t stream) {
-  using Gemm = PortableGemm<kTile, T, kLhs, kRhs>;
+  using Gemm = PortableGemm<kTile, T, kLhs, kRhs, kLhsDecoded, kRhsDecoded>;
   static std::atomic<int> ctas_cache[kMaxDevices];
-  void (*kernel)(GemmParams) = portable_gemm_kernel<kTile, T, kLhs, kRhs>;
+  void (*kernel)(GemmParams) = portable_gemm_kernel<kTile, T, kLhs, kRhs, kLhsDecoded, kRhsDecoded>;
   cudaError_t error = cudaSuccess;
   const int ctas_per_sm =
       resident_ctas(kernel, Gemm::kThreads, Gemm::kSmemBytes, ctas_cache, &error);

@@ -11,6 +11,11 @@
 // operand_layout.h explains) and m16n8k16 mma.sync (mma_layout.h) into fp32
 // accumulators; the epilogue (epilogue.cuh) stores from registers.
 //
+// Quantized operands (kLhsDecoded, kRhsDecoded) take the same mainloop on
+// bf16 tensor cores: their slices are decoded into the stage instead of
+// copied (decoded_tile.cuh), their fp32 tensor or group scales multiply
+// alpha, and rowwise scales are applied per output row and column.
+//
 // Ragged-K contracts over a group's tokens, which start anywhere: slices begin
 // at the start rounded down to a 16-byte chunk, copies stop at the group's
 // end (zero-fill), and in the first slice the tokens before the start are
@@ -23,8 +28,10 @@
 // reach every barrier, including tiles with no slices (an empty ragged-K group).
 #pragma once
 
+#include <cuda/std/type_traits>
 #include <stdint.h>
 
+#include "kernels/portable/decoded_tile.cuh"
 #include "kernels/portable/epilogue.cuh"
 #include "kernels/portable/gemm_params.h"
 #include "kernels/portable/mma_layout.h"
@@ -55,17 +62,18 @@ __device__ __forceinline__ int element_bytes(gg_dtype type) {
 }
 
 // One tile's work: both operands' bounds, the contraction slices, the output.
-template <class T>
+template <class LhsSource, class RhsSource, class Output>
 struct TileTask {
-  OperandSource<T> lhs;
-  OperandSource<T> rhs;
+  LhsSource lhs;
+  RhsSource rhs;
   int64_t depth_first;  // depth of the first slice
   int64_t slices;
   int64_t zero_before;  // depths below this in the first slice read as zero
-  OutputTile out;
+  Output out;
 };
 
-template <PortableTile kTile, class T, Major kLhsMajor, Major kRhsMajor>
+template <PortableTile kTile, class T, Major kLhsMajor, Major kRhsMajor, bool kLhsDecoded = false,
+          bool kRhsDecoded = false>
 struct PortableGemm {
   static constexpr TileConfig kConfig = tile_config(kTile);
   static constexpr int kThreads = 32 * kConfig.warps_m * kConfig.warps_n;
@@ -77,8 +85,15 @@ struct PortableGemm {
   static constexpr int kWarpCols = kBlockN / kConfig.warps_n;
   static constexpr int kFragsM = kWarpRows / 16;  // 16-row lhs blocks per warp
   static constexpr int kFragsN = kWarpCols / 16;  // 16-column rhs blocks (two mma each)
-  using LhsTile = OperandTile<T, kBlockM, kBlockK, kLhsMajor>;
-  using RhsTile = OperandTile<T, kBlockN, kBlockK, kRhsMajor>;
+  static constexpr bool kQuantized = kLhsDecoded || kRhsDecoded;
+  using LhsTile = cuda::std::conditional_t<kLhsDecoded, DecodedTile<kBlockM, kBlockK, kLhsMajor>,
+                                           OperandTile<T, kBlockM, kBlockK, kLhsMajor>>;
+  using RhsTile = cuda::std::conditional_t<kRhsDecoded, DecodedTile<kBlockN, kBlockK, kRhsMajor>,
+                                           OperandTile<T, kBlockN, kBlockK, kRhsMajor>>;
+  using Output = cuda::std::conditional_t<kQuantized, ScaledOutputTile, OutputTile>;
+  using LhsSource = typename LhsTile::Source;
+  using RhsSource = typename RhsTile::Source;
+  using Task = TileTask<LhsSource, RhsSource, Output>;
   static constexpr int kStageBytes = LhsTile::kBytes + RhsTile::kBytes;
   static constexpr int kSmemBytes = kStageBytes * kStages;
 
@@ -87,16 +102,61 @@ struct PortableGemm {
 
   using Accumulators = float[kFragsM][2 * kFragsN][4];
 
+  // alpha_g, times both operands' fp32 tensor or group scales when quantized.
   static __device__ __forceinline__ float alpha_of(const GemmParams& p, int64_t g) {
-    return p.alpha_per_group != nullptr ? p.alpha_per_group[g] : p.alpha;
+    const float alpha = p.alpha_per_group != nullptr ? p.alpha_per_group[g] : p.alpha;
+    if constexpr (kQuantized) {
+      return alpha * fp32_scale(p.lhs_quant, g) * fp32_scale(p.rhs_quant, g);
+    } else {
+      return alpha;
+    }
+  }
+
+  // A tile's output; with quantized operands, with the rowwise scales of
+  // lhs group lhs_group (0 for ragged-M: its rows are the output's own) and
+  // rhs group g.
+  static __device__ __forceinline__ Output output_of(const OutputTile& out, const GemmParams& p,
+                                                     int64_t lhs_group, int64_t g) {
+    if constexpr (kQuantized) {
+      return ScaledOutputTile{out, rowwise_scales(p.lhs_quant, lhs_group),
+                              p.lhs_quant.scale_row_length, rowwise_scales(p.rhs_quant, g),
+                              p.rhs_quant.scale_row_length};
+    } else {
+      return out;
+    }
+  }
+
+  // Rowwise scales of group g of quantized operand q (null without).
+  static __device__ __forceinline__ const float* rowwise_scales(const QuantOperand& q,
+                                                                int64_t g) {
+    if (q.scaling != GG_BLOCK_ROWWISE) return nullptr;
+    return reinterpret_cast<const float*>(group_scales(q, g));
   }
   static __device__ __forceinline__ float beta_of(const GemmParams& p, int64_t g) {
     return p.beta_per_group != nullptr ? p.beta_per_group[g] : p.beta;
   }
 
+  // Group g's matrix of an operand: stacked `group_stride` elements apart
+  // from `base`, or pointer g of an array of G pointers.
+  template <class Tile>
+  static __device__ __forceinline__ const typename Tile::Element* group_matrix(
+      const void* base, bool pointers, int64_t group_stride, int64_t g, const QuantOperand& q) {
+    using E = typename Tile::Element;
+    if (pointers) return static_cast<const E* const*>(base)[g];
+    if constexpr (Tile::kDecoded) {
+      return static_cast<const E*>(base) + g * group_stride * element_bits(q.dtype) / 8;
+    } else {
+      return static_cast<const E*>(base) + g * group_stride;
+    }
+  }
+
+  // The sources are built in place inside the Task (not returned by helper
+  // functions): the 16-bit instances then compile to the same SASS as
+  // before quantized operands existed, spills included.
+
   // ragged-M: rows of one group's m-tile against that group's rhs, over all K.
-  static __device__ TileTask<T> ragged_m_task(const GemmParams& p, int64_t tile, int64_t tiles_n,
-                                              int64_t* group_hint, int lane) {
+  static __device__ Task ragged_m_task(const GemmParams& p, int64_t tile, int64_t tiles_n,
+                                       int64_t* group_hint, int lane) {
     const MTileIndex index = split_ragged_m(tile, tiles_n);
     const int64_t g = find_group(p.records, p.groups, *group_hint, index.m_tile, lane);
     *group_hint = g;  // a CTA's m-tiles only grow, and so do their groups
@@ -104,25 +164,29 @@ struct PortableGemm {
     const int64_t row_begin = m_tile_first_row(group, index.m_tile, kBlockM);
     const int64_t row_end = group.start + group.size;
     const int64_t col_begin = index.n_tile * kBlockN;
-    const T* rhs = p.rhs_pointers ? static_cast<const T* const*>(p.rhs)[g]
-                                  : static_cast<const T*>(p.rhs) + g * p.rhs_group_stride;
+    const auto* rhs =
+        group_matrix<RhsTile>(p.rhs, p.rhs_pointers, p.rhs_group_stride, g, p.rhs_quant);
     const void* bias = p.bias == nullptr ? nullptr
                                          : static_cast<const char*>(p.bias) +
                                                g * p.bias_stride * element_bytes(p.bias_type);
-    const T* lhs = static_cast<const T*>(p.lhs);
-    return TileTask<T>{
-        OperandSource<T>{lhs, OperandExtent{p.lhs_stride, row_begin, row_end, 0, p.depth}},
-        OperandSource<T>{rhs, OperandExtent{p.rhs_stride, col_begin, p.out_cols, 0, p.depth}},
+    const auto* lhs = static_cast<const typename LhsTile::Element*>(p.lhs);
+    // lhs rows are the output's (absolute) rows; rhs rows its columns.
+    return Task{
+        LhsSource{lhs, OperandExtent{p.lhs_stride, row_begin, row_end, 0, p.depth},
+                  LhsTile::format(p.lhs_quant, g, group)},
+        RhsSource{rhs, OperandExtent{p.rhs_stride, col_begin, p.out_cols, 0, p.depth},
+                  RhsTile::format(p.rhs_quant, g, group)},
         0,
         ceil_div(p.depth, kBlockK),
         0,
-        OutputTile{p.out, p.out_type, p.out_stride, row_begin, row_end, col_begin, p.out_cols,
-                   alpha_of(p, g), beta_of(p, g), bias, p.bias_type}};
+        output_of(OutputTile{p.out, p.out_type, p.out_stride, row_begin, row_end, col_begin,
+                             p.out_cols, alpha_of(p, g), beta_of(p, g), bias, p.bias_type},
+                  p, 0, g)};
   }
 
   // ragged-K: one (m, n) tile of group g's output, contracted over its tokens.
-  static __device__ TileTask<T> ragged_k_task(const GemmParams& p, int64_t tile, int64_t tiles_m,
-                                              int64_t tiles_n) {
+  static __device__ Task ragged_k_task(const GemmParams& p, int64_t tile, int64_t tiles_m,
+                                       int64_t tiles_n) {
     const KTileIndex index = split_ragged_k(tile, tiles_m, tiles_n);
     const int64_t g = index.group;
     const GroupRecord group = p.records[g];
@@ -133,20 +197,22 @@ struct PortableGemm {
     void* out = p.out_pointers ? static_cast<void* const*>(p.out)[g]
                                : static_cast<char*>(p.out) +
                                      g * p.out_group_stride * element_bytes(p.out_type);
-    const T* lhs = static_cast<const T*>(p.lhs);
-    const T* rhs = static_cast<const T*>(p.rhs);
-    return TileTask<T>{OperandSource<T>{lhs, OperandExtent{p.lhs_stride, row_begin, p.out_rows,
-                                                           group.start, depth_end}},
-                       OperandSource<T>{rhs, OperandExtent{p.rhs_stride, col_begin, p.out_cols,
-                                                           group.start, depth_end}},
-                       slices.first,
-                       slices.count,
-                       group.start,
-                       OutputTile{out, p.out_type, p.out_stride, row_begin, p.out_rows, col_begin,
-                                  p.out_cols, alpha_of(p, g), beta_of(p, g), nullptr, p.bias_type}};
+    const auto* lhs = static_cast<const typename LhsTile::Element*>(p.lhs);
+    const auto* rhs = static_cast<const typename RhsTile::Element*>(p.rhs);
+    return Task{
+        LhsSource{lhs, OperandExtent{p.lhs_stride, row_begin, p.out_rows, group.start, depth_end},
+                  LhsTile::format(p.lhs_quant, g, group)},
+        RhsSource{rhs, OperandExtent{p.rhs_stride, col_begin, p.out_cols, group.start, depth_end},
+                  RhsTile::format(p.rhs_quant, g, group)},
+        slices.first,
+        slices.count,
+        group.start,
+        output_of(OutputTile{out, p.out_type, p.out_stride, row_begin, p.out_rows, col_begin,
+                             p.out_cols, alpha_of(p, g), beta_of(p, g), nullptr, p.bias_type},
+                  p, g, g)};
   }
 
-  static __device__ __forceinline__ void copy_slice(const TileTask<T>& task, int64_t slice,
+  static __device__ __forceinline__ void copy_slice(const Task& task, int64_t slice,
                                                     uint32_t stage, int thread) {
     const int64_t depth0 = task.depth_first + slice * kBlockK;
     LhsTile::template copy<kThreads>(task.lhs, depth0, stage, thread);
@@ -155,7 +221,7 @@ struct PortableGemm {
 
   // mma over one slice in shared memory; `mask` zeroes depths before
   // task.zero_before (first slice of a ragged-K group only).
-  static __device__ __forceinline__ void compute_slice(const TileTask<T>& task, uint32_t stage,
+  static __device__ __forceinline__ void compute_slice(const Task& task, uint32_t stage,
                                                        bool mask, int warp_row0, int warp_col0,
                                                        int lane, Accumulators& acc) {
     const uint32_t lhs_stage = stage;
@@ -191,7 +257,7 @@ struct PortableGemm {
     }
   }
 
-  static __device__ __forceinline__ void mainloop(const TileTask<T>& task, uint32_t smem,
+  static __device__ __forceinline__ void mainloop(const Task& task, uint32_t smem,
                                                   int thread, int warp_row0, int warp_col0,
                                                   int lane, Accumulators& acc) {
     // Prologue: slices 0 .. kStages - 2 into slots 0 .. kStages - 2. Every
@@ -236,8 +302,8 @@ struct PortableGemm {
     const int64_t tiles = ragged_m ? tiles_m * tiles_n : tiles_m * tiles_n * p.groups;
     int64_t group_hint = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const TileTask<T> task = ragged_m ? ragged_m_task(p, tile, tiles_n, &group_hint, lane)
-                                        : ragged_k_task(p, tile, tiles_m, tiles_n);
+      const Task task = ragged_m ? ragged_m_task(p, tile, tiles_n, &group_hint, lane)
+                                 : ragged_k_task(p, tile, tiles_m, tiles_n);
       Accumulators acc = {};
       mainloop(task, smem, thread, warp_row0, warp_col0, lane, acc);
       store_tile(acc, task.out, warp_row0, warp_col0, lane);
@@ -251,11 +317,13 @@ struct PortableGemm {
   }
 };
 
-template <PortableTile kTile, class T, Major kLhsMajor, Major kRhsMajor>
+template <PortableTile kTile, class T, Major kLhsMajor, Major kRhsMajor, bool kLhsDecoded = false,
+          bool kRhsDecoded = false>
 __global__ void __launch_bounds__(PortableGemm<kTile, T, kLhsMajor, kRhsMajor>::kThreads,
-                                  tile_config(kTile).min_ctas_per_sm)
+                                  kLhsDecoded || kRhsDecoded ? kQuantizedMinCtasPerSm
+                                                             : tile_config(kTile).min_ctas_per_sm)
     portable_gemm_kernel(const __grid_constant__ GemmParams params) {
-  PortableGemm<kTile, T, kLhsMajor, kRhsMajor>::run(params);
+  PortableGemm<kTile, T, kLhsMajor, kRhsMajor, kLhsDecoded, kRhsDecoded>::run(params);
 }
 
 }  // namespace gg::portable

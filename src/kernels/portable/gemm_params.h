@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "groupgemm/groupgemm.h"
+#include "kernels/portable/operand_decode.h"
 #include "kernels/tile_scheduler.h"
 
 namespace gg::portable {
@@ -57,6 +58,11 @@ struct GemmParams {
   float beta;
   const float* alpha_per_group;  // null: use alpha
   const float* beta_per_group;   // null: use beta
+
+  // Quantized operands (a 16-bit operand keeps the defaults): the kernels
+  // that decode an operand read its format here (operand_decode.h).
+  QuantOperand lhs_quant;
+  QuantOperand rhs_quant;
 };
 
 // Inputs of the metadata kernel, which clamps the device sizes once per launch.

@@ -22,4 +22,12 @@ cudaError_t launch_gemm_bf16(PortableTile tile, Major lhs, Major rhs, const Gemm
 cudaError_t launch_gemm_fp16(PortableTile tile, Major lhs, Major rhs, const GemmParams& params,
                              int64_t max_tiles, int sm_count, cudaStream_t stream);
 
+// The GEMM kernel with a quantized rhs, decoded into bf16 (decoded_tile.cuh),
+// and a quantized lhs too (lhs_decoded) or a bf16 one (weight-only, ragged-M:
+// lhs depth-major). One tile config, kQuantizedTile, which the plan picks for
+// every quantized problem.
+cudaError_t launch_gemm_quantized(Major lhs, Major rhs, bool lhs_decoded,
+                                  const GemmParams& params, int64_t max_tiles, int sm_count,
+                                  cudaStream_t stream);
+
 }  // namespace gg::portable

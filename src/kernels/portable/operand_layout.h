@@ -51,6 +51,13 @@ struct ChunkCopy {
   int valid;
 };
 
+// The first element of one 16-byte chunk of a stage.
+struct ChunkOrigin {
+  int stage_element;
+  int64_t outer;
+  int64_t depth;
+};
+
 template <int kOuter, int kDepth, Major kMajor, int kElementBytes>
 struct OperandLayout {
   static constexpr int kChunk = 16 / kElementBytes;  // elements per copy
@@ -71,23 +78,30 @@ struct OperandLayout {
     return n <= 0 ? 0 : (n >= kChunk ? kChunk : static_cast<int>(n));
   }
 
-  // Copy number `chunk` (0 .. kChunks - 1) of the slice at depths
-  // [depth0, depth0 + kDepth).
-  static GG_HD ChunkCopy chunk_copy(const OperandExtent& e, int64_t depth0, int chunk) {
+  // Where chunk number `chunk` (0 .. kChunks - 1) of the slice at depths
+  // [depth0, depth0 + kDepth) starts: its stage element, and the outer
+  // index and depth of its first element (the chunk runs along the depth
+  // when kDepthMajor, along the outer index otherwise).
+  static GG_HD ChunkOrigin chunk_origin(const OperandExtent& e, int64_t depth0, int chunk) {
     const int row = chunk / kChunksPerRow;
     const int column = chunk % kChunksPerRow * kChunk;
-    const int stage_element = row * kPitch + column;
     if constexpr (kDepthMajor) {
-      const int64_t outer = e.outer_begin + row;
-      const int64_t depth = depth0 + column;
-      const int valid = outer < e.outer_end ? elements_before(e.depth_end, depth) : 0;
-      return ChunkCopy{stage_element, outer * e.row_stride + depth, valid};
+      return ChunkOrigin{row * kPitch + column, e.outer_begin + row, depth0 + column};
     } else {
-      const int64_t outer = e.outer_begin + column;
-      const int64_t depth = depth0 + row;
-      const bool depth_inside = depth >= e.depth_begin && depth < e.depth_end;
-      const int valid = depth_inside ? elements_before(e.outer_end, outer) : 0;
-      return ChunkCopy{stage_element, depth * e.row_stride + outer, valid};
+      return ChunkOrigin{row * kPitch + column, e.outer_begin + column, depth0 + row};
+    }
+  }
+
+  // Copy number `chunk` of the slice at depths [depth0, depth0 + kDepth).
+  static GG_HD ChunkCopy chunk_copy(const OperandExtent& e, int64_t depth0, int chunk) {
+    const ChunkOrigin o = chunk_origin(e, depth0, chunk);
+    if constexpr (kDepthMajor) {
+      const int valid = o.outer < e.outer_end ? elements_before(e.depth_end, o.depth) : 0;
+      return ChunkCopy{o.stage_element, o.outer * e.row_stride + o.depth, valid};
+    } else {
+      const bool depth_inside = o.depth >= e.depth_begin && o.depth < e.depth_end;
+      const int valid = depth_inside ? elements_before(e.outer_end, o.outer) : 0;
+      return ChunkCopy{o.stage_element, o.depth * e.row_stride + o.outer, valid};
     }
   }
 

@@ -11,20 +11,32 @@
 
 namespace gg::portable {
 
+// A 16-bit operand has no decode format (DecodedTile's has one).
+struct CopiedFormat {};
+
 // Where one operand of the current tile lives: a 16-byte aligned base (the
 // element at outer 0, depth 0) and which of its elements exist.
 template <class T>
 struct OperandSource {
   const T* matrix;
   OperandExtent extent;
+  CopiedFormat format;
 };
 
 template <class T, int kOuter, int kDepth, Major kMajor>
 struct OperandTile {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
   using Layout = OperandLayout<kOuter, kDepth, kMajor, kElementBytes>;
+  using Element = T;
+  using Source = OperandSource<T>;
+  static constexpr bool kDecoded = false;
   static constexpr int kChunk = Layout::kChunk;
   static constexpr int kBytes = Layout::kBytes;
+
+  static __device__ __forceinline__ CopiedFormat format(const QuantOperand&, int64_t,
+                                                        const GroupRecord&) {
+    return {};
+  }
 
   // Issues this thread's copies of depths [depth0, depth0 + kDepth) into the
   // stage at shared address `stage`. All kThreads threads call it.

@@ -1,6 +1,11 @@
 // The portable path as the API layer sees it (kernels/paths.h): which
 // problems it takes, the scratch it needs, and a run.
 //
+// Quantized operands (fp8 with a tensor, group or rowwise scale; mxfp8,
+// mxfp4, nvfp4; weight-only with a bf16 lhs) run on the same kernel with a
+// decode stage (decoded_tile.cuh); fp8 1x128 and 128x128 block scales,
+// which need a promotion every 128 of K, are not among them.
+//
 // A run is two launches on the caller's stream: the metadata kernel (group
 // extents and the ragged-M m-tile prefix, from the device sizes, into the
 // workspace scratch) and the GEMM kernel chosen by the plan. The host reads
@@ -23,6 +28,7 @@
 #include "kernels/paths.h"
 #include "kernels/portable/gemm_params.h"
 #include "kernels/portable/launch.h"
+#include "kernels/portable/quant_operand.h"
 #include "kernels/tile_scheduler.h"
 #include "plan/plan.h"
 
@@ -32,6 +38,24 @@ namespace {
 using portable::Major;
 
 bool is_16bit_float(gg_dtype dtype) { return dtype == GG_DTYPE_BF16 || dtype == GG_DTYPE_FP16; }
+
+using portable::is_quantized;
+
+// The block scalings the decode stage applies: none (an fp32 tensor or group
+// scale, applied to the accumulator), MX, NV and rowwise.
+bool is_decodable(const gg_tensor& t) {
+  switch (t.block_scaling) {
+    case GG_BLOCK_NONE:
+    case GG_BLOCK_ROWWISE:
+      return t.dtype != GG_DTYPE_E2M1;
+    case GG_BLOCK_MX32:
+      return true;
+    case GG_BLOCK_NV16:
+      return t.dtype == GG_DTYPE_E2M1;
+    default:
+      return false;
+  }
+}
 
 bool is_output_type(gg_dtype dtype) { return is_16bit_float(dtype) || dtype == GG_DTYPE_FP32; }
 
@@ -82,6 +106,8 @@ portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, vo
   p.beta = d.beta.value;
   p.alpha_per_group = d.alpha.per_group;
   p.beta_per_group = d.beta.per_group;
+  p.lhs_quant = portable::quant_operand_of(d.lhs, d.op == GG_OP_RAGGED_M || d.lhs_layout == GG_LAYOUT_T, d);
+  p.rhs_quant = portable::quant_operand_of(d.rhs, d.rhs_layout == GG_LAYOUT_T, d);
   return p;
 }
 
@@ -98,15 +124,51 @@ int64_t max_tiles(const gg_gemm_desc& d, const GemmShape& shape, const TileConfi
   return m_tiles * tiles_n;
 }
 
+// The block size by which the metadata kernel numbers each group's blocks:
+// the m-tile for ragged-M; for ragged-K with MX or NV block scales along the
+// tokens, the scale block, so that a group's tile_begin is its first block.
+int metadata_block(const gg_gemm_desc& d, const Plan& plan) {
+  const int scale_block = portable::token_block_size(d);
+  return d.op == GG_OP_RAGGED_K && scale_block > 0 ? scale_block : plan.config.block_m;
+}
+
+// Why the quantized operands of `d` cannot run here ("" when they can).
+std::string quantized_refusal(const gg_gemm_desc& d) {
+  const std::string formats = "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs);
+  if (!is_quantized(d.rhs.dtype)) {
+    return formats + " is not supported (a quantized lhs needs a quantized rhs)";
+  }
+  if (!is_quantized(d.lhs.dtype) && d.lhs.dtype != GG_DTYPE_BF16) {
+    return formats + " is not supported: weight-only needs bf16 activations (quantized "
+                     "weights decode exactly into bf16, not fp16)";
+  }
+  const int lhs_block = portable::decoded_block_size(d.lhs.block_scaling);
+  const int rhs_block = portable::decoded_block_size(d.rhs.block_scaling);
+  if (d.op == GG_OP_RAGGED_K && lhs_block != rhs_block && lhs_block > 0 && rhs_block > 0) {
+    return formats + " is not supported: ragged-K operands with block scales along the tokens "
+                     "need blocks of one size";
+  }
+  for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
+    if (is_quantized(t->dtype) && !is_decodable(*t)) {
+      return formats + " is not supported: fp8 1x128 and 128x128 block scales need the "
+                       "promotion every 128 of K of a kernel this path does not have; "
+                       "GG_PATH_REFERENCE computes them";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 bool portable_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
-  if (!is_16bit_float(d.lhs.dtype) || d.rhs.dtype != d.lhs.dtype) {
+  if (is_quantized(d.lhs.dtype) || is_quantized(d.rhs.dtype)) {
+    const std::string refusal = quantized_refusal(d);
+    if (!refusal.empty()) return reject(why_not, refusal);
+  } else if (!is_16bit_float(d.lhs.dtype) || d.rhs.dtype != d.lhs.dtype) {
     return reject(why_not, "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs) +
                                " is not supported (bf16 x bf16 or fp16 x fp16 only; "
                                "GG_PATH_REFERENCE computes every format)");
-  }
-  if (is_scaled(d.lhs) || is_scaled(d.rhs)) {
+  } else if (is_scaled(d.lhs) || is_scaled(d.rhs)) {
     return reject(why_not, "block or fp32 scales on " + std::string(api::dtype_name(d.lhs.dtype)) +
                                " operands are not supported");
   }
@@ -161,7 +223,7 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
       desc.group_sizes.type,
       desc.num_groups,
       desc.op == GG_OP_RAGGED_M ? shape.m : shape.k,  // the ragged dimension's capacity
-      plan.config.block_m,
+      metadata_block(desc, plan),
       reinterpret_cast<GroupRecord*>(static_cast<char*>(scratch) + portable::kRecordsOffset),
       static_cast<int64_t*>(scratch),
       workspace_flags(workspace)};
@@ -173,10 +235,15 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
 
   cudaError_t error = portable::launch_group_metadata(metadata, stream);
   if (error != cudaSuccess) return cuda_failure("metadata kernel launch", error);
-  const auto launch =
-      desc.lhs.dtype == GG_DTYPE_BF16 ? portable::launch_gemm_bf16 : portable::launch_gemm_fp16;
-  error = launch(plan.tile, lhs, rhs, params, max_tiles(desc, shape, plan.config), device.sm_count,
-                 stream);
+  const int64_t tiles = max_tiles(desc, shape, plan.config);
+  if (shape.decoded) {
+    error = portable::launch_gemm_quantized(lhs, rhs, is_quantized(desc.lhs.dtype), params, tiles,
+                                            device.sm_count, stream);
+  } else {
+    const auto launch =
+        desc.lhs.dtype == GG_DTYPE_BF16 ? portable::launch_gemm_bf16 : portable::launch_gemm_fp16;
+    error = launch(plan.tile, lhs, rhs, params, tiles, device.sm_count, stream);
+  }
   if (error != cudaSuccess) return cuda_failure("GEMM kernel launch", error);
   return GG_STATUS_SUCCESS;
 }

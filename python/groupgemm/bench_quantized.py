@@ -1,0 +1,202 @@
+"""python -m groupgemm.bench_quantized: quantized grouped GEMMs beside bf16 and torch's fp8.
+
+For each MoE preset (groupgemm.presets), token count and routing, the
+up-projection y[g rows] = x[g rows] @ w[g]^T (w [G, N, K], bf16 out) is
+timed, in the same run on the same GPU, with the operands already
+quantized (the GEMM alone; groupgemm.bench_quantize times the quantizer):
+
+  bf16               groupgemm.torch.grouped_mm on bf16 operands
+  <x fmt> x <w fmt>  groupgemm.torch.grouped_mm on groupgemm.torch.grouped_quantize's
+                     outputs (x rowwise copy, w per expert), FORMATS below;
+                     "bf16 x <fmt>" is weight-only
+  torch._grouped_mm  bf16, offsets = cumsum(sizes)
+  torch._scaled_grouped_mm  fp8 e4m3 rowwise (a scale per token row and per
+                     output channel), where this torch has it on this GPU
+
+Every method of a case is timed in turn, call by call (groupgemm.bench's
+time_in_turn: the median of CUDA-event times over --reps rounds). Before
+timing, each quantized result is checked against the bf16 one (a relative
+norm within the formats' error), so no wrong product is timed.
+
+Roofline efficiency = floor / time, floor = max(FLOPs / the dense bf16 rate
+of an 8192^3 torch.mm, bytes / the bandwidth of a large device-to-device
+copy), both measured in this run. The decode kernels multiply on bf16 tensor
+cores, hence the bf16 rate; bytes count each operand once as stored
+(quantized elements and their scales; weights of non-empty groups only) and
+the bf16 output. Without a CUDA GPU a run says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Dict, List, Optional
+
+from . import _optional, presets
+from .errors import NotSupported
+
+PROG = "python -m groupgemm.bench_quantized"
+try:
+    import torch
+
+    from . import torch as ggt
+    from .bench import machine_rates, make_case, time_in_turn
+except ModuleNotFoundError as error:
+    if _optional.missing_framework(error) != "torch":
+        raise
+    torch = ggt = _optional.Absent(PROG, "torch")
+
+# (x format, w format); None: bf16 activations (weight-only).
+FORMATS = [
+    ("fp8_e4m3_tensor", "fp8_e4m3_group"),
+    ("fp8_e4m3_rowwise", "fp8_e4m3_rowwise"),
+    ("mxfp8_e4m3", "mxfp8_e4m3"),
+    ("nvfp4_tensor", "nvfp4_group"),
+    ("mxfp4", "mxfp4"),
+    (None, "mxfp8_e4m3"),
+    (None, "mxfp4"),
+]
+TOKENS = (128, presets.DECODE_TOKENS, presets.PREFILL_TOKENS)
+TOLERANCE = {"fp8": 0.08, "mxfp8": 0.08, "nvfp4": 0.2, "mxfp4": 0.3}
+
+
+def label(x_fmt: Optional[str], w_fmt: str) -> str:
+    return "%s x %s" % (x_fmt or "bf16", w_fmt)
+
+
+def stored_bytes(operand) -> int:
+    if isinstance(operand, torch.Tensor):
+        return operand.numel() * operand.element_size()
+    total = 0
+    for array in (operand.data, operand.block_scales, operand.scale):
+        if array is not None:
+            total += array.numel() * array.element_size()
+    return total
+
+
+def quantized(tensor, fmt, sizes):
+    """The rowwise copy of `tensor` in `fmt` (None: tensor itself), or the
+    reason the GPU quantizer gives for not writing it."""
+    if fmt is None:
+        return tensor
+    try:
+        return ggt.grouped_quantize(tensor, sizes, rowwise=fmt).rowwise
+    except NotSupported as error:
+        return str(error)
+
+
+def tolerance(fmt_pair) -> float:
+    worst = 0.0
+    for fmt in fmt_pair:
+        for prefix, value in TOLERANCE.items():
+            if fmt is not None and fmt.startswith(prefix):
+                worst = max(worst, value)
+    return worst
+
+
+def scaled_grouped_mm(case):
+    """torch._scaled_grouped_mm's fp8 rowwise product, or None where this
+    torch lacks it or refuses it here (with the reason printed once)."""
+    if not hasattr(torch, "_scaled_grouped_mm"):
+        return None
+    def rowwise_fp8(t):  # one expert (or the tokens) at a time: fp32 copies of all would not fit
+        scale = t.float().abs().amax(dim=-1).clamp_min(1e-12) / 448.0
+        return (t.float() / scale[..., None]).to(torch.float8_e4m3fn), scale
+
+    xq, x_scale = rowwise_fp8(case.x)
+    pairs = [rowwise_fp8(w) for w in case.w]
+    wq = torch.stack([q for q, _ in pairs])
+    w_scale = torch.stack([s for _, s in pairs])
+    del pairs
+    run = lambda: torch._scaled_grouped_mm(  # noqa: E731
+        xq, wq.transpose(-2, -1), x_scale, w_scale, offs=case.ends, out_dtype=torch.bfloat16)
+    try:
+        run()
+    except (RuntimeError, TypeError) as error:
+        print("torch._scaled_grouped_mm: %s" % str(error).splitlines()[0], file=sys.stderr)
+        return None
+    return run
+
+
+def measure_case(case, args, rates) -> List[dict]:
+    flops = 2.0 * case.rows * case.preset.n * case.preset.k
+    live = sum(1 for size in case.host_sizes if size) / case.preset.experts
+    methods: Dict[str, object] = {
+        "bf16": lambda: ggt.grouped_mm(case.x, case.w, case.sizes),
+        "torch._grouped_mm": lambda: torch._grouped_mm(
+            case.x, case.w.transpose(-2, -1), offs=case.ends),
+    }
+    bytes_of = {"bf16": stored_bytes(case.x) + live * stored_bytes(case.w),
+                "torch._grouped_mm": stored_bytes(case.x) + live * stored_bytes(case.w)}
+    reference = methods["bf16"]().float()[: case.rows]
+    notes = []
+    for x_fmt, w_fmt in FORMATS:
+        name = label(x_fmt, w_fmt)
+        x = quantized(case.x, x_fmt, case.sizes)
+        w = quantized(case.w, w_fmt, None)
+        if isinstance(x, str) or isinstance(w, str):
+            notes.append("%s: %s" % (name, x if isinstance(x, str) else w))
+            continue
+        run = (lambda x, w: lambda: ggt.grouped_mm(x, w, case.sizes))(x, w)
+        got = run().float()[: case.rows]
+        error = float((got - reference).norm() / reference.norm().clamp_min(1e-30))
+        if error > tolerance((x_fmt, w_fmt)):
+            raise RuntimeError("%s differs from bf16 by %.3g (relative norm)" % (name, error))
+        methods[name] = run
+        bytes_of[name] = stored_bytes(x) + live * stored_bytes(w)
+    scaled = scaled_grouped_mm(case)
+    if scaled is not None:
+        methods["torch._scaled_grouped_mm"] = scaled
+        bytes_of["torch._scaled_grouped_mm"] = case.x.numel() + live * case.w.numel()
+    times = time_in_turn(methods, args.warmup, args.reps, args.warm_ms)
+    out_bytes = case.rows * case.preset.n * 2
+    records = []
+    for name, ms in times.items():
+        floor = max(flops / rates["dense_flops"],
+                    (bytes_of[name] + out_bytes) / rates["copy_bytes_per_s"])
+        records.append(dict(preset=case.preset.name, tokens=case.tokens, routing=case.routing,
+                            method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
+                            vs_bf16=times["bf16"] / ms, efficiency=floor / (ms * 1e-3)))
+    for note in notes:
+        print("  not run: " + note, file=sys.stderr)
+    return records
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--presets", default=",".join(p.name for p in presets.PRESETS))
+    parser.add_argument("--tokens", default=",".join(str(t) for t in TOKENS))
+    parser.add_argument("--routing", default="uniform,skewed")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--warm-ms", type=float, default=0.0)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if isinstance(torch, _optional.Absent) or not torch.cuda.is_available():
+        print("%s: no CUDA GPU (or no torch): nothing to time" % PROG)
+        return 0
+    rates = machine_rates(args.warmup, args.reps, args.warm_ms)
+    print("# %s; dense bf16 %.0f TFLOP/s, copy %.0f GB/s" % (
+        torch.cuda.get_device_name(), rates["dense_flops"] / 1e12,
+        rates["copy_bytes_per_s"] / 1e9))
+    print("%-16s %6s %-8s %-26s %9s %8s %7s %6s" % (
+        "preset", "tokens", "routing", "method", "ms", "TFLOP/s", "xbf16", "eff"))
+    for name in args.presets.split(","):
+        preset = presets.find(name)
+        for tokens in (int(t) for t in args.tokens.split(",")):
+            for routing in args.routing.split(","):
+                case = make_case(preset, tokens, routing, seed=tokens)
+                for r in measure_case(case, args, rates):
+                    print("%-16s %6d %-8s %-26s %9.4f %8.1f %7.2f %5.0f%%" % (
+                        r["preset"], r["tokens"], r["routing"], r["method"], r["ms"],
+                        r["tflops"], r["vs_bf16"], 100 * r["efficiency"]))
+                del case
+                torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+// One quantized operand of a CTA tile, decoded into bf16 in shared memory.
+//
+// Design. The quantized elements (fp8, or e2m1 packed two per byte) and
+// their block scales are read from global memory by the CTA's threads,
+// each element multiplied by its block scale exactly (operand_decode.h) and
+// stored as bf16 in the same stage layout a bf16 operand's cp.async copies
+// fill (operand_layout.h, 16 bytes = 8 elements per store). So the mainloop,
+// the ldmatrix loads and the mma.sync of the bf16 kernel run unchanged on
+// the decoded stage: a format is this decode, not a kernel of its own.
+// The stores are plain st.shared, made visible by the mainloop's barrier
+// before the slice is read, like the cp.async copies beside them.
+//
+// Bounds are those of a copied operand: elements outside the operand's
+// extent are stored as zeros, and so are the depths before a ragged-K
+// group's start (their block-scale entry belongs to another group).
+// A chunk wholly inside is read with one 8-byte (fp8) or 4-byte (e2m1)
+// load: a chunk starts at a multiple of 8 elements and rows are 16-byte
+// aligned (the API's operand alignment).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "kernels/portable/gemm_params.h"
+#include "kernels/portable/operand_decode.h"
+#include "kernels/portable/operand_layout.h"
+#include "kernels/portable/operand_tile.cuh"
+
+namespace gg::portable {
+
+// How one group's quantized operand decodes.
+struct DecodeFormat {
+  gg_dtype dtype;
+  gg_block_scaling scaling;
+  const uint8_t* scales;  // the group's block-scale matrix (MX32, NV16), else unused
+  BlockScaleIndex scale_index;
+};
+
+// Where one quantized operand of the current tile lives and how it decodes.
+struct DecodeSource {
+  const uint8_t* matrix;  // the group's matrix: element 0 (byte 0)
+  OperandExtent extent;
+  DecodeFormat format;
+};
+
+template <int kOuter, int kDepth, Major kMajor>
+struct DecodedTile {
+  // The stage is a bf16 operand's: the same bytes, ldmatrix loads.
+  using Stage = OperandTile<__nv_bfloat16, kOuter, kDepth, kMajor>;
+  using Layout = typename Stage::Layout;
+  using Element = uint8_t;
+  using Source = DecodeSource;
+  static constexpr bool kDecoded = true;
+  static constexpr int kChunk = Stage::kChunk;  // 8 elements
+  static constexpr int kBytes = Stage::kBytes;
+  static constexpr bool kDepthMajor = Layout::kDepthMajor;
+
+  // Group g's format of quantized operand q; `group` is g's record (its
+  // start and first token block, for blocks along ragged-K tokens).
+  static __device__ __forceinline__ DecodeFormat format(const QuantOperand& q, int64_t g,
+                                                        const GroupRecord& group) {
+    const int block = decoded_block_size(q.scaling);
+    return DecodeFormat{
+        q.dtype, q.scaling, block > 0 ? group_scales(q, g) : nullptr,
+        BlockScaleIndex{block, q.scale_row_length, q.token_blocks, group.start, group.tile_begin}};
+  }
+
+  // Eight element codes from one aligned load: fp8 codes in bytes 0-7, e2m1
+  // codes in nibbles 0-7 of the low word.
+  static __device__ __forceinline__ uint64_t load_codes(const DecodeSource& s, int64_t element) {
+    if (s.format.dtype == GG_DTYPE_E2M1) {
+      return *reinterpret_cast<const uint32_t*>(s.matrix + element / 2);
+    }
+    return *reinterpret_cast<const uint64_t*>(s.matrix + element);
+  }
+
+  static __device__ __forceinline__ uint8_t code_at(const DecodeSource& s, int64_t element) {
+    return s.format.dtype == GG_DTYPE_E2M1 ? fmt::e2m1_get(s.matrix, element) : s.matrix[element];
+  }
+
+  static __device__ __forceinline__ uint8_t packed_code(gg_dtype dtype, uint64_t codes, int e) {
+    return static_cast<uint8_t>(dtype == GG_DTYPE_E2M1 ? (codes >> (4 * e)) & 0xFu
+                                                       : (codes >> (8 * e)) & 0xFFu);
+  }
+
+  static __device__ __forceinline__ bool inside(const OperandExtent& x, int64_t outer,
+                                                int64_t depth) {
+    return outer < x.outer_end && depth >= x.depth_begin && depth < x.depth_end;
+  }
+
+  // Decodes this thread's chunks of depths [depth0, depth0 + kDepth) into
+  // the stage at shared address `stage`. All kThreads threads call it.
+  template <int kThreads>
+  static __device__ __forceinline__ void copy(const DecodeSource& s, int64_t depth0,
+                                              uint32_t stage, int thread) {
+    static_assert(Layout::kChunks % kThreads == 0, "every thread decodes as many chunks");
+    const bool blocked = decoded_block_size(s.format.scaling) > 0;
+#pragma unroll
+    for (int i = 0; i < Layout::kChunks / kThreads; ++i) {
+      const ChunkOrigin o = Layout::chunk_origin(s.extent, depth0, thread + i * kThreads);
+      const int64_t last_outer = kDepthMajor ? o.outer : o.outer + kChunk - 1;
+      const int64_t last_depth = kDepthMajor ? o.depth + kChunk - 1 : o.depth;
+      const bool whole = inside(s.extent, last_outer, last_depth) &&
+                         inside(s.extent, o.outer, o.depth);
+      const int64_t first = kDepthMajor ? o.outer * s.extent.row_stride + o.depth
+                                        : o.depth * s.extent.row_stride + o.outer;
+      const uint64_t codes = whole ? load_codes(s, first) : 0;
+      uint32_t words[kChunk / 2];
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        const int64_t outer = kDepthMajor ? o.outer : o.outer + e;
+        const int64_t depth = kDepthMajor ? o.depth + e : o.depth;
+        uint16_t bits = 0;
+        if (whole || inside(s.extent, outer, depth)) {
+          const uint8_t code =
+              whole ? packed_code(s.format.dtype, codes, e) : code_at(s, first + e);
+          const uint8_t scale =
+              blocked ? s.format.scales[s.format.scale_index.entry(kDepthMajor, outer, depth)]
+                      : uint8_t{0};
+          bits = decode_to_bf16(s.format.dtype, code, s.format.scaling, scale);
+        }
+        if (e % 2 == 0) {
+          words[e / 2] = bits;
+        } else {
+          words[e / 2] |= static_cast<uint32_t>(bits) << 16;
+        }
+      }
+      st_shared_16(stage + static_cast<uint32_t>(o.stage_element * 2), words);
+    }
+  }
+
+  static __device__ __forceinline__ void load_block(uint32_t stage, int outer0, int depth0,
+                                                    int lane, uint32_t (&r)[4]) {
+    Stage::load_block(stage, outer0, depth0, lane, r);
+  }
+};
+
+}  // namespace gg::portable
