@@ -33,6 +33,7 @@ import sys
 from typing import Dict, List, Optional
 
 from . import _optional, presets
+from .core import QuantizedTensor
 from .errors import NotSupported
 
 PROG = "python -m groupgemm.bench_quantized"
@@ -74,15 +75,31 @@ def stored_bytes(operand) -> int:
     return total
 
 
+def rowwise_fp8(t):
+    """fp8 e4m3 codes of t and their scales, one per row (amax / 448, as
+    torchao's rowwise recipe): a matrix, or a stack of them one at a time,
+    since fp32 copies of all of a preset's experts would not fit."""
+    if t.dim() == 3:
+        pairs = [rowwise_fp8(matrix) for matrix in t]
+        return torch.stack([q for q, _ in pairs]), torch.stack([s for _, s in pairs])
+    scale = t.float().abs().amax(dim=-1).clamp_min(1e-12) / 448.0
+    return (t.float() / scale[:, None]).to(torch.float8_e4m3fn), scale
+
+
 def quantized(tensor, fmt, sizes):
     """The rowwise copy of `tensor` in `fmt` (None: tensor itself), or the
-    reason the GPU quantizer gives for not writing it."""
+    reason none can be made. fp8 rowwise, which the GPU quantizer does not
+    write, is made by torch (rowwise_fp8) in the layout the API reads: a
+    [rows, 1] fp32 scale per matrix."""
     if fmt is None:
         return tensor
     try:
         return ggt.grouped_quantize(tensor, sizes, rowwise=fmt).rowwise
     except NotSupported as error:
-        return str(error)
+        if fmt != "fp8_e4m3_rowwise":
+            return str(error)
+    data, scale = rowwise_fp8(tensor)
+    return QuantizedTensor(data, scale[..., None].contiguous(), None, fmt, False)
 
 
 def tolerance(fmt_pair) -> float:
@@ -99,15 +116,8 @@ def scaled_grouped_mm(case):
     torch lacks it or refuses it here (with the reason printed once)."""
     if not hasattr(torch, "_scaled_grouped_mm"):
         return None
-    def rowwise_fp8(t):  # one expert (or the tokens) at a time: fp32 copies of all would not fit
-        scale = t.float().abs().amax(dim=-1).clamp_min(1e-12) / 448.0
-        return (t.float() / scale[..., None]).to(torch.float8_e4m3fn), scale
-
     xq, x_scale = rowwise_fp8(case.x)
-    pairs = [rowwise_fp8(w) for w in case.w]
-    wq = torch.stack([q for q, _ in pairs])
-    w_scale = torch.stack([s for _, s in pairs])
-    del pairs
+    wq, w_scale = rowwise_fp8(case.w)
     run = lambda: torch._scaled_grouped_mm(  # noqa: E731
         xq, wq.transpose(-2, -1), x_scale, w_scale, offs=case.ends, out_dtype=torch.bfloat16)
     try:
