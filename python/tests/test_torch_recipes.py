@@ -124,6 +124,27 @@ def test_inference_quantizes_the_forward_operands_only():
     assert layer._weight_copies.get(layer.weight, r, False).columnwise is None
 
 
+@pytest.mark.parametrize("recipe", ["fp8_tensor", "nvfp4"])
+def test_compiled_fullgraph_matches_eager(recipe):
+    """One graph for the whole step: the weights are quantized inside it (the
+    eager cache's key is host state), with the eager step's bits."""
+    layer = ggt.GroupedLinear(G, IN, OUT, dtype=torch.bfloat16, recipe=recipe)
+    sizes = torch.tensor(SIZES["edges"], dtype=torch.int32)
+    x = _input((M, IN), 5).requires_grad_()
+
+    def step(x):
+        return layer(x, sizes)
+
+    rows = sum(SIZES["edges"])  # the rows past the groups are not written
+    results = []
+    for run in (step, torch.compile(step, fullgraph=True)):
+        y = run(x)[:rows]
+        dx, dw = torch.autograd.grad(y.float().square().sum(), (x, layer.weight))
+        results.append((y, dx[:rows], dw))
+    for c, e in zip(*results):
+        torch.testing.assert_close(c, e, rtol=0, atol=0)
+
+
 def test_weights_are_quantized_once_per_optimizer_step(monkeypatch):
     calls = []
     quantize = _quantized_linear.grouped_quantize

@@ -43,7 +43,16 @@ class WeightCache:
         self._copies: Optional[core.Quantized] = None
 
     def get(self, weight: torch.Tensor, recipe: Recipe, columnwise: bool) -> core.Quantized:
-        """The rowwise copy, and the columnwise one if asked for, of `weight`."""
+        """The rowwise copy, and the columnwise one if asked for, of `weight`.
+        A compiled graph quantizes the weights in the graph instead: the
+        cache's key (a version counter, an address) is host state that
+        tracing cannot follow, and reading it would break the graph."""
+        if torch.compiler.is_compiling():
+            return grouped_quantize(
+                weight.detach(),
+                rowwise=recipe.fprop_w,
+                columnwise=recipe.dgrad_w if columnwise else None,
+            )
         key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, weight.shape)
         key += (recipe,)
         if self._key != key or (columnwise and self._copies.columnwise is None):
