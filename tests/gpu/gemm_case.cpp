@@ -58,14 +58,32 @@ std::optional<DeviceArray> optional_array(const std::string& name, std::vector<u
 
 double square(float value) { return static_cast<double>(value) * value; }
 
+
 int64_t groups_of(const GemmSpec& spec) { return static_cast<int64_t>(spec.sizes.size()); }
 
 // Stored shapes: a transposed operand is stored with its dimensions swapped.
+gg_dtype lhs_dtype(const GemmSpec& spec) {
+  return spec.lhs_format ? spec.lhs_format->dtype : spec.input;
+}
+
+gg_dtype rhs_dtype(const GemmSpec& spec) {
+  return spec.rhs_format ? spec.rhs_format->dtype : spec.input;
+}
+
+// Whether an operand's contraction runs along its stored columns (as the
+// reference defines it): lhs [M, K] in ragged-M, [P, M] (T) in ragged-K;
+// rhs stored transposed.
+bool lhs_contraction_along_cols(const GemmSpec& spec) {
+  return (spec.op == GG_OP_RAGGED_M) == (spec.lhs_layout == GG_LAYOUT_N);
+}
+
+bool rhs_contraction_along_cols(const GemmSpec& spec) { return spec.rhs_layout == GG_LAYOUT_T; }
+
 TensorLayout lhs_layout(const GemmSpec& spec) {
   const bool t = spec.lhs_layout == GG_LAYOUT_T;
   const int64_t rows = t ? spec.k : spec.m;
   const int64_t cols = t ? spec.m : spec.k;
-  return {spec.input, 0, rows, cols, spec.padding, false};
+  return {lhs_dtype(spec), 0, rows, cols, spec.padding, false};
 }
 
 TensorLayout rhs_layout(const GemmSpec& spec) {
@@ -74,8 +92,9 @@ TensorLayout rhs_layout(const GemmSpec& spec) {
   const int64_t inner = ragged_m ? spec.k : spec.m;  // K rows of a weight, or the tokens
   const int64_t rows = t ? spec.n : inner;
   const int64_t cols = t ? inner : spec.n;
-  if (ragged_m) return {spec.input, groups_of(spec), rows, cols, spec.padding, spec.pointer_array};
-  return {spec.input, 0, rows, cols, spec.padding, false};
+  const gg_dtype dtype = rhs_dtype(spec);
+  if (ragged_m) return {dtype, groups_of(spec), rows, cols, spec.padding, spec.pointer_array};
+  return {dtype, 0, rows, cols, spec.padding, false};
 }
 
 TensorLayout out_layout(const GemmSpec& spec) {
@@ -113,8 +132,15 @@ std::mt19937_64 test_rng(const std::string& salt) {
 std::string describe(const GemmSpec& spec) {
   const bool ragged_m = spec.op == GG_OP_RAGGED_M;
   std::ostringstream text;
-  text << (ragged_m ? "ragged-M " : "ragged-K ") << api::dtype_name(spec.input) << "->"
-       << api::dtype_name(spec.out) << " lhs=" << (spec.lhs_layout == GG_LAYOUT_T ? "T" : "N")
+  text << (ragged_m ? "ragged-M " : "ragged-K ");
+  if (spec.lhs_format || spec.rhs_format) {
+    text << (spec.lhs_format ? format_label(*spec.lhs_format) : api::dtype_name(spec.input))
+         << " x "
+         << (spec.rhs_format ? format_label(*spec.rhs_format) : api::dtype_name(spec.input));
+  } else {
+    text << api::dtype_name(spec.input);
+  }
+  text << "->" << api::dtype_name(spec.out) << " lhs=" << (spec.lhs_layout == GG_LAYOUT_T ? "T" : "N")
        << " rhs=" << (spec.rhs_layout == GG_LAYOUT_T ? "T" : "N");
   if (spec.pointer_array) text << (ragged_m ? " rhs:pointers" : " out:pointers");
   text << " m=" << spec.m << " n=" << spec.n << " k=" << spec.k << " G=" << spec.sizes.size()
@@ -141,6 +167,9 @@ GemmCase::GemmCase(GemmSpec spec, gg_path path)
       offsets_(optional_array("offsets", encode_indices(spec_.offsets, spec_.index_type))),
       alpha_(optional_array("alpha", encode_floats(spec_.alpha.per_group))),
       beta_(optional_array("beta", encode_floats(spec_.beta.per_group))) {
+  if (quantized() && spec_.pointer_array) {
+    throw std::logic_error("quantized operands with pointer arrays are not in this harness");
+  }
   if (spec_.bias) {
     const TensorLayout layout{*spec_.bias, 0, groups_of(spec_), spec_.n, spec_.padding, false};
     bias_.emplace("bias", layout);
@@ -177,32 +206,35 @@ void GemmCase::compute_extents() {
   }
 }
 
+std::pair<int64_t, int64_t> GemmCase::lhs_position(int64_t token, int64_t feature) const {
+  return spec_.lhs_layout == GG_LAYOUT_T ? std::pair{feature, token} : std::pair{token, feature};
+}
+
+std::tuple<int64_t, int64_t, int64_t> GemmCase::rhs_position(int64_t group, int64_t row,
+                                                             int64_t col) const {
+  const int64_t batch = spec_.op == GG_OP_RAGGED_M ? group : 0;
+  return spec_.rhs_layout == GG_LAYOUT_T ? std::tuple{batch, col, row}
+                                         : std::tuple{batch, row, col};
+}
+
 float GemmCase::lhs_at(const HostImage& image, int64_t token, int64_t feature) const {
-  return spec_.lhs_layout == GG_LAYOUT_T ? lhs_.get(image, 0, feature, token)
-                                         : lhs_.get(image, 0, token, feature);
+  const auto [row, col] = lhs_position(token, feature);
+  return lhs_.get(image, 0, row, col);
 }
 
 void GemmCase::set_lhs(int64_t token, int64_t feature, float value) {
-  if (spec_.lhs_layout == GG_LAYOUT_T) {
-    lhs_.set(lhs_.host(), 0, feature, token, value);
-  } else {
-    lhs_.set(lhs_.host(), 0, token, feature, value);
-  }
+  const auto [row, col] = lhs_position(token, feature);
+  lhs_.set(lhs_.host(), 0, row, col, value);
 }
 
 float GemmCase::rhs_at(const HostImage& image, int64_t group, int64_t row, int64_t col) const {
-  const int64_t batch = spec_.op == GG_OP_RAGGED_M ? group : 0;
-  return spec_.rhs_layout == GG_LAYOUT_T ? rhs_.get(image, batch, col, row)
-                                         : rhs_.get(image, batch, row, col);
+  const auto [batch, r, c] = rhs_position(group, row, col);
+  return rhs_.get(image, batch, r, c);
 }
 
 void GemmCase::set_rhs(int64_t group, int64_t row, int64_t col, float value) {
-  const int64_t batch = spec_.op == GG_OP_RAGGED_M ? group : 0;
-  if (spec_.rhs_layout == GG_LAYOUT_T) {
-    rhs_.set(rhs_.host(), batch, col, row, value);
-  } else {
-    rhs_.set(rhs_.host(), batch, row, col, value);
-  }
+  const auto [batch, r, c] = rhs_position(group, row, col);
+  rhs_.set(rhs_.host(), batch, r, c, value);
 }
 
 void GemmCase::fill(uint64_t round) {
@@ -210,22 +242,37 @@ void GemmCase::fill(uint64_t round) {
   auto draw = [&](bool wide) { return draw_value(spec_.values, wide, rng); };
   const bool ragged_m = spec_.op == GG_OP_RAGGED_M;
   for (Operand* operand : {&lhs_, &rhs_, &out_}) operand->poison_host();
+  // A quantized operand holds random codes; a 16-bit one random values.
+  auto put_lhs = [&](int64_t t, int64_t f) {
+    if (!spec_.lhs_format) return set_lhs(t, f, draw(false));
+    const auto [row, col] = lhs_position(t, f);
+    lhs_.set_code(lhs_.host(), 0, row, col, draw_code(spec_.lhs_format->dtype, rng));
+  };
+  auto put_rhs = [&](int64_t g, int64_t r, int64_t c) {
+    if (!spec_.rhs_format) return set_rhs(g, r, c, draw(false));
+    const auto [batch, row, col] = rhs_position(g, r, c);
+    rhs_.set_code(rhs_.host(), batch, row, col, draw_code(spec_.rhs_format->dtype, rng));
+  };
 
   for (const GroupExtent& extent : extents_) {
     for (int64_t t = extent.start; t < extent.start + extent.size; ++t) {
-      for (int64_t f = 0; f < spec_.k; ++f) set_lhs(t, f, draw(false));
+      for (int64_t f = 0; f < spec_.k; ++f) put_lhs(t, f);
       if (!ragged_m) {
-        for (int64_t c = 0; c < spec_.n; ++c) set_rhs(0, t, c, draw(false));
+        for (int64_t c = 0; c < spec_.n; ++c) put_rhs(0, t, c);
       }
     }
   }
   if (ragged_m) {
     for (int64_t g = 0; g < groups_of(spec_); ++g) {
       for (int64_t r = 0; r < spec_.k; ++r) {
-        for (int64_t c = 0; c < spec_.n; ++c) set_rhs(g, r, c, draw(false));
+        for (int64_t c = 0; c < spec_.n; ++c) put_rhs(g, r, c);
       }
     }
   }
+  fill_scales(lhs_, "lhs", spec_.lhs_format, lhs_contraction_along_cols(spec_), rng,
+              &lhs_scales_);
+  fill_scales(rhs_, "rhs", spec_.rhs_format, rhs_contraction_along_cols(spec_), rng,
+              &rhs_scales_);
   if (bias_) {
     for (int64_t g = 0; g < groups_of(spec_); ++g) {
       for (int64_t c = 0; c < spec_.n; ++c) bias_->set(bias_->host(), 0, g, c, draw(true));
@@ -246,6 +293,63 @@ void GemmCase::fill(uint64_t round) {
       }
     }
   }
+}
+
+void GemmCase::fill_scales(const Operand& operand, const std::string& name,
+                           const std::optional<QuantizeFormatSpec>& format,
+                           bool contraction_along_cols, std::mt19937_64& rng,
+                           OperandScales* scales) {
+  if (!format) return;
+  const TensorLayout& layout = operand.layout();
+  const int64_t matrices = layout.batches == 0 ? 1 : layout.batches;
+  const int32_t groups = static_cast<int32_t>(groups_of(spec_));
+  if (format->block != GG_BLOCK_NONE) {
+    int64_t shape[2] = {0, 0};
+    const gg_status status =
+        gg_block_scale_shape(format->block, layout.rows, layout.cols,
+                             contraction_along_cols ? 1 : 0, spec_.op == GG_OP_RAGGED_K ? 1 : 0,
+                             groups, shape);
+    if (status != GG_STATUS_SUCCESS) throw std::logic_error(gg_last_error());
+    const int64_t entries = matrices * shape[0] * shape[1];
+    std::vector<uint8_t> bytes(static_cast<size_t>(entries * scale_entry_bytes(format->block)));
+    for (int64_t i = 0; i < entries; ++i) {
+      if (format->block == GG_BLOCK_ROWWISE) {
+        const float value = std::uniform_real_distribution<float>(0.5f, 2.0f)(rng);
+        memcpy(bytes.data() + i * 4, &value, sizeof value);
+      } else {
+        // e8m0 2^-4 .. 2^4 (bias 127); ue4m3 2^-2 .. 2^2 (exponent bias 7).
+        const bool mx = format->block == GG_BLOCK_MX32;
+        bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(
+            std::uniform_int_distribution<int>(mx ? 123 : 0x28, mx ? 131 : 0x48)(rng));
+      }
+    }
+    if (scales->blocks) {
+      scales->blocks->assign(std::move(bytes));
+    } else {
+      scales->blocks.emplace(name + " block scales", std::move(bytes));
+    }
+  }
+  if (format->extent != GG_SCALE_NONE) {
+    std::vector<float> values(format->extent == GG_SCALE_GROUP ? static_cast<size_t>(groups) : 1);
+    for (float& value : values) value = std::uniform_real_distribution<float>(0.25f, 4.0f)(rng);
+    if (scales->scale) {
+      scales->scale->assign(encode_floats(values));
+    } else {
+      scales->scale.emplace(name + " scale", encode_floats(values));
+    }
+  }
+}
+
+void GemmCase::describe_format(gg_tensor* t, const std::optional<QuantizeFormatSpec>& format,
+                               const OperandScales& scales, bool device) const {
+  if (!format) return;
+  t->block_scaling = format->block;
+  t->scale_extent = format->extent;
+  auto address = [device](const DeviceArray& array) {
+    return device ? array.data() : const_cast<uint8_t*>(array.host().data());
+  };
+  if (scales.blocks) t->block_scales = address(*scales.blocks);
+  if (scales.scale) t->scale = static_cast<float*>(address(*scales.scale));
 }
 
 void GemmCase::upload_all() {
@@ -290,6 +394,8 @@ gg_gemm_desc GemmCase::device_desc() const {
   desc.group_sizes.offsets = offsets_ ? offsets_->data() : nullptr;
   desc.lhs = lhs_.device_view();
   desc.rhs = rhs_.device_view();
+  describe_format(&desc.lhs, spec_.lhs_format, lhs_scales_, true);
+  describe_format(&desc.rhs, spec_.rhs_format, rhs_scales_, true);
   desc.out = out_.device_view();
   if (bias_) desc.bias = bias_->device_view();
   desc.alpha.per_group = alpha_ ? static_cast<const float*>(alpha_->data()) : nullptr;
@@ -331,6 +437,8 @@ std::optional<HostImage> GemmCase::reference_output(uint32_t* flags) {
   desc.group_sizes.offsets = offsets_ ? offsets_->host().data() : nullptr;
   desc.lhs = lhs_.view_of(lhs_.host());
   desc.rhs = rhs_.view_of(rhs_.host());
+  describe_format(&desc.lhs, spec_.lhs_format, lhs_scales_, false);
+  describe_format(&desc.rhs, spec_.rhs_format, rhs_scales_, false);
   desc.out = out_.view_of(want);
   if (bias_) desc.bias = bias_->view_of(bias_->host());
   desc.alpha.per_group = spec_.alpha.per_group.empty() ? nullptr : spec_.alpha.per_group.data();
@@ -351,6 +459,42 @@ std::optional<HostImage> GemmCase::reference_output(uint32_t* flags) {
     return std::nullopt;
   }
   return want;
+}
+
+std::optional<std::vector<float>> GemmCase::reference_magnitudes() const {
+  const bool ragged_m = spec_.op == GG_OP_RAGGED_M;
+  const int64_t matrices = ragged_m ? 1 : groups_of(spec_);
+  const int64_t rows = ragged_m ? spec_.m : spec_.k;
+  std::vector<float> sums(static_cast<size_t>(matrices * rows * spec_.n), 0.0f);
+  HostImage lhs = lhs_.magnitudes(lhs_.host());
+  HostImage rhs = rhs_.magnitudes(rhs_.host());
+  gg_gemm_desc desc = base_desc(GG_PATH_REFERENCE);
+  desc.alpha.value = 1.0f;
+  desc.beta.value = 0.0f;
+  desc.flags = 0;
+  desc.group_sizes.sizes = sizes_.host().data();
+  desc.group_sizes.offsets = offsets_ ? offsets_->host().data() : nullptr;
+  desc.lhs = lhs_.view_of(lhs);
+  desc.rhs = rhs_.view_of(rhs);
+  describe_format(&desc.lhs, spec_.lhs_format, lhs_scales_, false);
+  describe_format(&desc.rhs, spec_.rhs_format, rhs_scales_, false);
+  desc.out.data = sums.data();
+  desc.out.dtype = GG_DTYPE_FP32;
+  desc.out.rank = ragged_m ? 2 : 3;
+  const int64_t shape[3] = {matrices, rows, spec_.n};
+  for (int i = 0; i < desc.out.rank; ++i) desc.out.shape[i] = shape[3 - desc.out.rank + i];
+  size_t bytes = 0;
+  gg_status status = gg_grouped_gemm_workspace_size(&desc, &bytes);
+  std::vector<uint64_t> workspace(bytes / sizeof(uint64_t) + 1, 0);
+  if (status == GG_STATUS_SUCCESS) {
+    status = gg_grouped_gemm(&desc, workspace.data(), bytes, nullptr);
+  }
+  if (status != GG_STATUS_SUCCESS) {
+    ADD_FAILURE() << "the reference's magnitudes failed: " << gg_status_string(status) << ": "
+                  << gg_last_error();
+    return std::nullopt;
+  }
+  return sums;
 }
 
 void GemmCase::compare(const HostImage& got, const HostImage& want, Match match) const {
@@ -374,11 +518,36 @@ void GemmCase::compare(const HostImage& got, const HostImage& want, Match match)
               scale, depth);
   };
 
+  // Quantized operands: the reference's own sums of magnitudes (their
+  // elements are codes scaled by blocks, which the test does not decode).
+  std::optional<std::vector<float>> magnitudes;
+  if (quantized()) {
+    magnitudes = reference_magnitudes();
+    if (!magnitudes) return;
+  }
+  auto magnitude_at = [&](int64_t batch, int64_t row, int64_t col) {
+    const int64_t rows = spec_.op == GG_OP_RAGGED_M ? spec_.m : spec_.k;
+    return static_cast<double>((*magnitudes)[static_cast<size_t>((batch * rows + row) * spec_.n +
+                                                                 col)]);
+  };
+
   for (size_t g = 0; g < extents_.size(); ++g) {
     const int64_t group = static_cast<int64_t>(g);
     const int64_t first = extents_[g].start;
     const int64_t end = first + extents_[g].size;
-    if (spec_.op == GG_OP_RAGGED_M) {
+    if (magnitudes) {
+      if (spec_.op == GG_OP_RAGGED_M) {
+        for (int64_t t = first; t < end; ++t) {
+          for (int64_t c = 0; c < spec_.n; ++c) visit(g, 0, t, c, magnitude_at(0, t, c), spec_.k);
+        }
+      } else {
+        for (int64_t p = 0; p < spec_.k; ++p) {
+          for (int64_t q = 0; q < spec_.n; ++q) {
+            visit(g, group, p, q, magnitude_at(group, p, q), end - first);
+          }
+        }
+      }
+    } else if (spec_.op == GG_OP_RAGGED_M) {
       // Row t of the group times column c of its rhs.
       if (first == end) continue;
       std::vector<double> col_norms(static_cast<size_t>(spec_.n), 0.0);
@@ -495,7 +664,8 @@ void GemmCase::expect_correct(Match match) {
   rhs_.expect_device_unchanged();
   if (bias_) bias_->expect_device_unchanged();
   sizes_.expect_intact();
-  for (const auto* array : {&offsets_, &alpha_, &beta_}) {
+  for (const auto* array : {&offsets_, &alpha_, &beta_, &lhs_scales_.blocks, &lhs_scales_.scale,
+                            &rhs_scales_.blocks, &rhs_scales_.scale}) {
     if (*array) (*array)->expect_intact();
   }
 

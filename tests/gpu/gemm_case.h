@@ -20,9 +20,12 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/groups.h"
+#include "gpu/format_spec.h"
 #include "gpu/guarded_buffer.h"
 #include "gpu/operand.h"
 #include "gpu/values.h"
@@ -59,6 +62,12 @@ struct GemmSpec {
   ValueSet values = ValueSet::kUniform;
   uint32_t expected_flags = 0;  // GG_DEVICE_* bits these sizes must raise
   bool zero_unused_rows = false;  // ragged-M: GG_GEMM_ZERO_UNUSED_ROWS
+  // Quantized operands: random finite codes of the format's dtype, random
+  // block scales (e8m0 2^-4..2^4, ue4m3 2^-2..2^2, rowwise fp32 0.5..2) and
+  // fp32 scales (0.25..4); `input` is then the other operand's dtype. Not
+  // with pointer_array.
+  std::optional<QuantizeFormatSpec> lhs_format;
+  std::optional<QuantizeFormatSpec> rhs_format;
 };
 
 // A generator seeded from the running test's name and `salt`: fixed for a
@@ -98,8 +107,26 @@ class GemmCase {
   HostImage download_output() const { return out_.download(); }
 
  private:
+  // A quantized operand's scales: block scales, fp32 tensor or group scale.
+  struct OperandScales {
+    std::optional<DeviceArray> blocks;
+    std::optional<DeviceArray> scale;
+  };
+
   gg_status last_status_ = GG_STATUS_SUCCESS;
   gg_gemm_desc base_desc(gg_path path) const;
+  bool quantized() const { return spec_.lhs_format || spec_.rhs_format; }
+  void fill_scales(const Operand& operand, const std::string& name,
+                   const std::optional<QuantizeFormatSpec>& format, bool contraction_along_cols,
+                   std::mt19937_64& rng, OperandScales* scales);
+  // Names the format and scales of a quantized operand in its view (host
+  // copies for the reference, device copies else).
+  void describe_format(gg_tensor* t, const std::optional<QuantizeFormatSpec>& format,
+                       const OperandScales& scales, bool device) const;
+  // The reference's sum of |lhs| |rhs| over each output element's products
+  // (the operands' codes replaced by their magnitudes, alpha 1, no beta or
+  // bias), in fp32 as `out` is laid out: the scale of its rounding errors.
+  std::optional<std::vector<float>> reference_magnitudes() const;
   gg_gemm_desc device_desc() const;
   void compute_extents();
   void fill(uint64_t round);
@@ -120,6 +147,10 @@ class GemmCase {
   float rhs_at(const HostImage& image, int64_t group, int64_t row, int64_t col) const;
   void set_lhs(int64_t token, int64_t feature, float value);
   void set_rhs(int64_t group, int64_t row, int64_t col, float value);
+  // The stored (row, col) of a logical lhs element, and (batch, row, col) of an rhs one.
+  std::pair<int64_t, int64_t> lhs_position(int64_t token, int64_t feature) const;
+  std::tuple<int64_t, int64_t, int64_t> rhs_position(int64_t group, int64_t row,
+                                                     int64_t col) const;
 
   GemmSpec spec_;
   gg_path path_;
@@ -129,6 +160,7 @@ class GemmCase {
 
   Operand lhs_, rhs_, out_;
   std::optional<Operand> bias_;
+  OperandScales lhs_scales_, rhs_scales_;
   DeviceArray sizes_;
   std::optional<DeviceArray> offsets_, alpha_, beta_;  // when given
   std::optional<GuardedBuffer> workspace_;

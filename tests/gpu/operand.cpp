@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "gpu/values.h"
@@ -17,7 +18,8 @@ Operand::Operand(const std::string& name, const TensorLayout& layout) : layout_(
   const int64_t blocks = layout_.pointer_array ? matrices : 1;
   const int64_t block_elements =
       layout_.pointer_array ? matrix_elements : matrices * matrix_elements;
-  const size_t block_bytes = static_cast<size_t>(block_elements) * dtype_size(layout_.dtype);
+  block_elements_ = block_elements;
+  const size_t block_bytes = storage_bytes(layout_.dtype, block_elements);
   for (int64_t b = 0; b < blocks; ++b) {
     host_.blocks.emplace_back(block_bytes);
     device_.emplace_back(layout_.pointer_array ? name + "[" + std::to_string(b) + "]" : name,
@@ -42,11 +44,39 @@ std::vector<uint8_t> Operand::pointer_table() const {
 }
 
 void Operand::poison_host() {
-  const size_t element_bytes = dtype_size(layout_.dtype);
+  const bool codes = is_quantized_dtype(layout_.dtype);
   for (auto& block : host_.blocks) {
-    const int64_t elements = static_cast<int64_t>(block.size() / element_bytes);
-    for (int64_t i = 0; i < elements; ++i) store_poison(block.data(), layout_.dtype, i);
+    for (int64_t i = 0; i < block_elements_; ++i) {
+      if (codes) {
+        store_code_poison(block.data(), layout_.dtype, i);
+      } else {
+        store_poison(block.data(), layout_.dtype, i);
+      }
+    }
   }
+}
+
+void Operand::set_code(HostImage& image, int64_t batch, int64_t row, int64_t col,
+                       uint8_t code) const {
+  store_code(image.blocks[static_cast<size_t>(block_of(batch))].data(), layout_.dtype,
+             element_of(batch, row, col), code);
+}
+
+HostImage Operand::magnitudes(const HostImage& image) const {
+  HostImage result = image;
+  const bool codes = is_quantized_dtype(layout_.dtype);
+  for (auto& block : result.blocks) {
+    for (int64_t i = 0; i < block_elements_; ++i) {
+      if (codes) {
+        const uint8_t code = load_code(block.data(), layout_.dtype, i);
+        store_code(block.data(), layout_.dtype, i, magnitude_code(layout_.dtype, code));
+      } else {
+        store_element(block.data(), layout_.dtype, i,
+                      std::fabs(load_element(block.data(), layout_.dtype, i)));
+      }
+    }
+  }
+  return result;
 }
 
 int64_t Operand::block_of(int64_t batch) const { return layout_.pointer_array ? batch : 0; }

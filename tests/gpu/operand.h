@@ -50,6 +50,11 @@ class Operand {
   // Element (batch, row, col) of an image of this tensor (batch 0 for rank 2).
   float get(const HostImage& image, int64_t batch, int64_t row, int64_t col) const;
   void set(HostImage& image, int64_t batch, int64_t row, int64_t col, float value) const;
+  // A quantized tensor's element code (values.h).
+  void set_code(HostImage& image, int64_t batch, int64_t row, int64_t col, uint8_t code) const;
+  // The image with every element replaced by its magnitude (a quantized
+  // tensor's codes by their magnitude's codes).
+  HostImage magnitudes(const HostImage& image) const;
   // Position of element (batch, row, col) in the image: block and element.
   int64_t block_of(int64_t batch) const;
   int64_t element_of(int64_t batch, int64_t row, int64_t col) const;
@@ -81,6 +86,7 @@ class Operand {
   const GuardedBuffer& device_of(size_t block) const { return device_[allocation_[block]]; }
 
   TensorLayout layout_;
+  int64_t block_elements_ = 0;  // elements (padding included) of each block
   HostImage host_;
   std::vector<GuardedBuffer> device_;
   std::vector<size_t> allocation_;  // block b lives in device_[allocation_[b]]

@@ -21,37 +21,7 @@ namespace {
 // under both.
 constexpr uint8_t kPoisons[2] = {0xA5, 0x5A};
 
-const char* scaling_label(gg_block_scaling b) {
-  switch (b) {
-    case GG_BLOCK_NONE:
-      return "";
-    case GG_BLOCK_MX32:
-      return "_mx32";
-    case GG_BLOCK_NV16:
-      return "_nv16";
-    case GG_BLOCK_1X128:
-      return "_1x128";
-    case GG_BLOCK_128X128:
-      return "_128x128";
-    case GG_BLOCK_ROWWISE:
-      return "_rowwise";
-  }
-  return "_?";
-}
-
-int64_t scale_entry_bytes(gg_block_scaling b) {
-  return b == GG_BLOCK_1X128 || b == GG_BLOCK_128X128 || b == GG_BLOCK_ROWWISE ? 4 : 1;
-}
-
 }  // namespace
-
-std::string format_label(const QuantizeFormatSpec& f) {
-  std::string s = api::dtype_name(f.dtype);
-  s += scaling_label(f.block);
-  if (f.extent == GG_SCALE_TENSOR) s += "_tensor";
-  if (f.extent == GG_SCALE_GROUP) s += "_group";
-  return s;
-}
 
 std::vector<QuantizeFormatSpec> ragged_formats() {
   return {

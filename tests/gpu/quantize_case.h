@@ -20,18 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "gpu/format_spec.h"
 #include "gpu/guarded_buffer.h"
 #include "groupgemm/groupgemm.h"
 
 namespace gg::test {
-
-struct QuantizeFormatSpec {
-  gg_dtype dtype = GG_DTYPE_E4M3;
-  gg_block_scaling block = GG_BLOCK_NONE;
-  gg_scale_extent extent = GG_SCALE_TENSOR;
-};
-
-std::string format_label(const QuantizeFormatSpec& f);
 
 // Every output format the quantizer writes: fp8 e4m3/e5m2 with a tensor or
 // group scale, 1x128, mxfp8 e4m3/e5m2, nvfp4 with a tensor or group scale

@@ -41,9 +41,21 @@ size_t dtype_size(gg_dtype dtype) {
       return 2;
     case GG_DTYPE_FP32:
       return 4;
+    case GG_DTYPE_E4M3:
+    case GG_DTYPE_E5M2:
+      return 1;
     default:
       unsupported(dtype);
   }
+}
+
+size_t storage_bytes(gg_dtype dtype, int64_t elements) {
+  const size_t count = static_cast<size_t>(elements);
+  return dtype == GG_DTYPE_E2M1 ? (count + 1) / 2 : count * dtype_size(dtype);
+}
+
+bool is_quantized_dtype(gg_dtype dtype) {
+  return dtype == GG_DTYPE_E4M3 || dtype == GG_DTYPE_E5M2 || dtype == GG_DTYPE_E2M1;
 }
 
 double dtype_epsilon(gg_dtype dtype) {
@@ -109,6 +121,45 @@ void store_poison(void* base, gg_dtype dtype, int64_t index) {
     default:
       unsupported(dtype);
   }
+}
+
+uint8_t load_code(const void* base, gg_dtype dtype, int64_t index) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(base);
+  if (dtype != GG_DTYPE_E2M1) return bytes[index];
+  return static_cast<uint8_t>((bytes[index / 2] >> (4 * (index % 2))) & 0xFu);
+}
+
+void store_code(void* base, gg_dtype dtype, int64_t index, uint8_t code) {
+  uint8_t* bytes = static_cast<uint8_t*>(base);
+  if (dtype != GG_DTYPE_E2M1) {
+    bytes[index] = code;
+    return;
+  }
+  const int shift = 4 * static_cast<int>(index % 2);
+  uint8_t& byte = bytes[index / 2];
+  byte = static_cast<uint8_t>((byte & ~(0xFu << shift)) | ((code & 0xFu) << shift));
+}
+
+void store_code_poison(void* base, gg_dtype dtype, int64_t index) {
+  // e4m3 NaN is S.1111.111; e5m2's S.11111.01 is one of its NaNs; e2m1 -6.
+  const uint8_t poison = dtype == GG_DTYPE_E4M3 ? 0x7F : (dtype == GG_DTYPE_E5M2 ? 0x7D : 0xF);
+  store_code(base, dtype, index, poison);
+}
+
+uint8_t draw_code(gg_dtype dtype, std::mt19937_64& rng) {
+  for (;;) {
+    const int bits = dtype == GG_DTYPE_E2M1 ? 4 : 8;
+    const uint8_t code =
+        static_cast<uint8_t>(std::uniform_int_distribution<int>(0, (1 << bits) - 1)(rng));
+    const uint8_t magnitude = magnitude_code(dtype, code);
+    const bool finite = dtype == GG_DTYPE_E2M1 || (dtype == GG_DTYPE_E4M3 ? magnitude != 0x7F
+                                                                           : magnitude < 0x7C);
+    if (finite) return code;
+  }
+}
+
+uint8_t magnitude_code(gg_dtype dtype, uint8_t code) {
+  return static_cast<uint8_t>(code & (dtype == GG_DTYPE_E2M1 ? 0x7u : 0x7Fu));
 }
 
 float draw_value(ValueSet set, bool wide, std::mt19937_64& rng) {
