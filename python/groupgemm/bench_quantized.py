@@ -58,7 +58,9 @@ FORMATS = [
     (None, "mxfp4"),
 ]
 TOKENS = (128, presets.DECODE_TOKENS, presets.PREFILL_TOKENS)
-TOLERANCE = {"fp8": 0.08, "mxfp8": 0.08, "nvfp4": 0.2, "mxfp4": 0.3}
+# Relative-norm distance from the bf16 product that a correct product stays
+# within (the formats' rounding; a wrong scale or block is off by ~1 or more).
+TOLERANCE = {"fp8": 0.1, "mxfp8": 0.1, "nvfp4": 0.5, "mxfp4": 0.5}
 
 
 def label(x_fmt: Optional[str], w_fmt: str) -> str:
