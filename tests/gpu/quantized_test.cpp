@@ -127,6 +127,19 @@ TEST_P(Quantized, RaggedKEveryFormatLayoutAndEdgeSize) {
   }
 }
 
+// One case of each format pair and op: what scripts/sanitize.sh runs
+// (its filter takes the "Small" cases) under memcheck, racecheck and synccheck.
+TEST_P(Quantized, SmallEveryFormatPair) {
+  for (const FormatPair& formats : kRaggedMPairs) {
+    run_and_check(quantized_spec(GG_OP_RAGGED_M, formats, GG_LAYOUT_N, GG_LAYOUT_N, {1, 0, 31, 33}),
+                  path(), stream());
+  }
+  for (const FormatPair& formats : kRaggedKPairs) {
+    run_and_check(quantized_spec(GG_OP_RAGGED_K, formats, GG_LAYOUT_T, GG_LAYOUT_N, {1, 0, 31, 33}),
+                  path(), stream());
+  }
+}
+
 TEST_P(Quantized, Groups256) {
   std::vector<int64_t> sizes(256, 0);
   for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 7 % 5);
