@@ -1,9 +1,12 @@
-// A CUDA graph of one GemmCase launch, captured once and replayed: the graph
-// tests' instrument (graph_test.cpp, quantized_test.cpp).
+// A CUDA graph of one GemmCase launch, captured once and replayed, and the
+// check the graph tests make with it (graph_test.cpp, quantized_test.cpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_case.h"
@@ -42,5 +45,24 @@ class CapturedGemm {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };
+
+// Captures `spec` on `path` and replays it with the captured sizes, then with
+// each routing of `reroutes` (new data too, and, for a pointer array, its
+// matrices moved), checking every replay against the reference.
+inline void expect_replays_correct(gg_path path, cudaStream_t stream, const GemmSpec& spec,
+                                   const std::vector<std::vector<int64_t>>& reroutes) {
+  GemmCase gemm(spec, path);
+  SCOPED_TRACE(gemm.label());
+  const CapturedGemm graph(gemm, stream);
+  ASSERT_TRUE(graph.captured());
+  for (size_t round = 0; round <= reroutes.size(); ++round) {
+    SCOPED_TRACE("replay " + std::to_string(round));
+    if (round > 0) gemm.reroute(reroutes[round - 1], round);
+    if (round > 0 && spec.pointer_array) gemm.move_expert_matrices();
+    gemm.prepare_output();
+    graph.replay(stream);
+    gemm.expect_correct();
+  }
+}
 
 }  // namespace gg::test

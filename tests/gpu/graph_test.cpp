@@ -21,24 +21,6 @@ namespace {
 
 class Graph : public PathTest<gg_path> {
  protected:
-  // Captures `s` and replays it with the captured sizes, then with each
-  // routing of `reroutes` (and, for a pointer array, its matrices moved).
-  void expect_replays_correct(const GemmSpec& s,
-                              const std::vector<std::vector<int64_t>>& reroutes) {
-    GemmCase gemm(s, path());
-    SCOPED_TRACE(gemm.label());
-    const CapturedGemm graph(gemm, stream());
-    ASSERT_TRUE(graph.captured());
-    for (size_t round = 0; round <= reroutes.size(); ++round) {
-      SCOPED_TRACE("replay " + std::to_string(round));
-      if (round > 0) gemm.reroute(reroutes[round - 1], round);
-      if (round > 0 && s.pointer_array) gemm.move_expert_matrices();
-      gemm.prepare_output();
-      graph.replay(stream());
-      gemm.expect_correct();
-    }
-  }
-
   // 300 of 384 rows in 8 groups, replayed after routings(8, 370).
   static GemmSpec small_ragged_m(std::string name) {
     GemmSpec s;
@@ -84,7 +66,7 @@ TEST_P(Graph, SmallRaggedMReplays) {
   GemmSpec s = small_ragged_m("graph ragged-M");
   s.rhs_layout = GG_LAYOUT_T;
   s.bias = GG_DTYPE_BF16;
-  expect_replays_correct(s, routings(8, 370));
+  expect_replays_correct(path(), stream(), s, routings(8, 370));
 }
 
 TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
@@ -92,7 +74,7 @@ TEST_P(Graph, SmallRaggedMZeroUnusedRowsReplays) {
   // more, fewer and no rows must zero exactly the rows past the new last group.
   GemmSpec s = small_ragged_m("graph ragged-M zero-unused-rows");
   s.zero_unused_rows = true;
-  expect_replays_correct(s, routings(8, 370));
+  expect_replays_correct(path(), stream(), s, routings(8, 370));
 }
 
 TEST_P(Graph, SmallRaggedMFewRowsReplays) {
@@ -101,11 +83,12 @@ TEST_P(Graph, SmallRaggedMFewRowsReplays) {
   s.m = 128;
   s.n = 264;
   s.sizes = {0, 1, 7, 8, 9, 20, 3, 10, 0, 0, 16, 30, 2, 1, 5, 8};
-  expect_replays_correct(s, routings(16, 120));
+  expect_replays_correct(path(), stream(), s, routings(16, 120));
 }
 
 TEST_P(Graph, SmallRaggedKReplays) {
-  expect_replays_correct(accumulating_ragged_k("graph ragged-K", 384, 72, 136, 8, 300),
+  expect_replays_correct(path(), stream(),
+                         accumulating_ragged_k("graph ragged-K", 384, 72, 136, 8, 300),
                          routings(8, 370));
 }
 
@@ -113,27 +96,27 @@ TEST_P(Graph, SmallRaggedKClusterPairsReplays) {
   // Groups long enough for the sm90 path's cluster pairs (RaggedK.SmallClusterPairs).
   GemmSpec s = accumulating_ragged_k("graph ragged-K cluster pairs", 2104, 264, 264, 4, 2000);
   s.lhs_layout = GG_LAYOUT_T;
-  expect_replays_correct(s, routings(4, 2100));
+  expect_replays_correct(path(), stream(), s, routings(4, 2100));
 }
 
 TEST_P(Graph, SmallRaggedKInTurnReplays) {
   // Groups averaging 128-511 tokens: the sm90 path's 128 x 256 tile whose
   // consumers store in turn (RaggedK.SmallTilesInTurn).
   GemmSpec s = accumulating_ragged_k("graph ragged-K in turn", 1200, 264, 136, 8, 1100);
-  expect_replays_correct(s, routings(8, 1150));
+  expect_replays_correct(path(), stream(), s, routings(8, 1150));
 }
 
 TEST_P(Graph, SmallPerExpertWeightsReplays) {
   GemmSpec s = small_ragged_m("graph ragged-M per-expert weights");
   s.rhs_layout = GG_LAYOUT_T;
   s.pointer_array = true;
-  expect_replays_correct(s, routings(8, 370));
+  expect_replays_correct(path(), stream(), s, routings(8, 370));
 }
 
 TEST_P(Graph, SmallPerExpertGradientsReplays) {
   GemmSpec s = accumulating_ragged_k("graph ragged-K per-expert gradients", 384, 72, 136, 8, 300);
   s.pointer_array = true;
-  expect_replays_correct(s, routings(8, 370));
+  expect_replays_correct(path(), stream(), s, routings(8, 370));
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Graph, ::testing::ValuesIn(gpu_paths()), ParamName());

@@ -172,18 +172,9 @@ TEST_P(Quantized, GraphReplaysWithChangedSizes) {
     for (const FormatPair& formats :
          {FormatPair{kMxE4m3, kMxE5m2}, FormatPair{kNvfp4Group, kNvfp4Group},
           FormatPair{kE4m3Rowwise, kE4m3Rowwise}}) {
-      GemmCase gemm(quantized_spec(op, formats, GG_LAYOUT_N, GG_LAYOUT_T, {1, 0, 31, 33}),
-                    path());
-      SCOPED_TRACE(gemm.label());
-      const CapturedGemm graph(gemm, stream());
-      ASSERT_TRUE(graph.captured());
-      for (size_t round = 0; round <= reroutes.size(); ++round) {
-        SCOPED_TRACE("replay " + std::to_string(round));
-        if (round > 0) gemm.reroute(reroutes[round - 1], round);
-        gemm.prepare_output();
-        graph.replay(stream());
-        gemm.expect_correct();
-      }
+      expect_replays_correct(
+          path(), stream(),
+          quantized_spec(op, formats, GG_LAYOUT_N, GG_LAYOUT_T, {1, 0, 31, 33}), reroutes);
     }
   }
 }

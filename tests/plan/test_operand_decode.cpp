@@ -68,35 +68,32 @@ bool check_decode(gg_dtype dtype, gg_block_scaling scaling, uint8_t code, uint8_
   return false;
 }
 
+// check_decode over every element code of `dtype` x every scale code;
+// returns how many products were exact.
+int check_every_code(gg_dtype dtype, gg_block_scaling scaling) {
+  const int codes = dtype == GG_DTYPE_E2M1 ? 16 : 256;
+  int exact = 0;
+  for (int code = 0; code < codes; ++code) {
+    for (int scale = 0; scale < 256; ++scale) {
+      exact += check_decode(dtype, scaling, static_cast<uint8_t>(code),
+                            static_cast<uint8_t>(scale));
+    }
+  }
+  return exact;
+}
+
 TEST(OperandDecode, Fp8TimesE8m0IsExactInBf16Range) {
   for (gg_dtype dtype : {GG_DTYPE_E4M3, GG_DTYPE_E5M2}) {
-    int exact = 0;
-    for (int code = 0; code < 256; ++code) {
-      for (int scale = 0; scale < 256; ++scale) {
-        exact += check_decode(dtype, GG_BLOCK_MX32, static_cast<uint8_t>(code),
-                              static_cast<uint8_t>(scale));
-      }
-    }
     // Most products are exact: the rest are NaN codes or scales far from 1.
-    EXPECT_GT(exact, 256 * 200) << dtype;
+    EXPECT_GT(check_every_code(dtype, GG_BLOCK_MX32), 256 * 200) << dtype;
   }
 }
 
 TEST(OperandDecode, E2m1TimesEveryScaleCode) {
-  for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
-    int exact = 0;
-    for (int code = 0; code < 16; ++code) {
-      for (int scale = 0; scale < 256; ++scale) {
-        exact += check_decode(GG_DTYPE_E2M1, scaling, static_cast<uint8_t>(code),
-                              static_cast<uint8_t>(scale));
-      }
-    }
-    // ue4m3 scales (at most 448, at least 2^-9) keep every product in range
-    // but the NaN codes 0x7f and 0xff.
-    if (scaling == GG_BLOCK_NV16) {
-      EXPECT_EQ(exact, 16 * 254);
-    }
-  }
+  check_every_code(GG_DTYPE_E2M1, GG_BLOCK_MX32);
+  // ue4m3 scales (at most 448, at least 2^-9) keep every product in range
+  // but the NaN codes 0x7f and 0xff.
+  EXPECT_EQ(check_every_code(GG_DTYPE_E2M1, GG_BLOCK_NV16), 16 * 254);
 }
 
 TEST(OperandDecode, Fp8WithoutBlockScalesDecodesItself) {
