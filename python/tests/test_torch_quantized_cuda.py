@@ -6,6 +6,8 @@ edge sizes plus groups of hundreds of tokens. Operands are quantized on the
 CPU (the reference quantizer writes every format) and moved to the GPU, so
 the model reads exactly the arrays the kernel reads. fp8 1x128/128x128
 block scales have no GPU kernel: they must be refused, naming the formats.
+These tests verify the kernels before they answer users, so they run them
+with GROUPGEMM_UNVERIFIED_KERNELS=1 (src/kernels/verified_kernels.h).
 """
 
 import dataclasses
@@ -24,6 +26,13 @@ pytestmark = [
     pytest.mark.usefixtures("lib"),
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
+
+
+
+@pytest.fixture(autouse=True)
+def _unverified_kernels_run(monkeypatch):
+    monkeypatch.setenv("GROUPGEMM_UNVERIFIED_KERNELS", "1")
+
 
 SIZES = dict(cpu.SIZES, long=[0, 300, 1, 700])
 

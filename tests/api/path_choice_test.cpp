@@ -14,6 +14,7 @@
 
 #include "api/gemm_paths.h"
 #include "api/validate.h"
+#include "kernels/verified_kernels.h"
 #include "problems.h"
 
 namespace gg_test {
@@ -21,6 +22,29 @@ namespace {
 
 using gg::api::GemmPath;
 using ::testing::HasSubstr;
+
+// Sets GROUPGEMM_UNVERIFIED_KERNELS (null: unsets it) for a scope.
+class UnverifiedKernelsVariable {
+ public:
+  explicit UnverifiedKernelsVariable(const char* value) {
+    const char* old = getenv(gg::kUnverifiedKernelsVariable);
+    if (old != nullptr) old_ = old;
+    had_ = old != nullptr;
+    set(value);
+  }
+  ~UnverifiedKernelsVariable() { set(had_ ? old_.c_str() : nullptr); }
+
+ private:
+  static void set(const char* value) {
+    if (value == nullptr) {
+      unsetenv(gg::kUnverifiedKernelsVariable);
+    } else {
+      setenv(gg::kUnverifiedKernelsVariable, value, 1);
+    }
+  }
+  std::string old_;
+  bool had_ = false;
+};
 
 bool supports_all(const gg_gemm_desc&, std::string*) { return true; }
 
@@ -348,6 +372,7 @@ TEST(BuildPaths, QuantizedOperandsRunOnThePortablePathOnly) {
       {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_128X128,
        "lhs fp8 e4m3 1x128 x rhs fp8 e4m3 128x128", "GG_PATH_REFERENCE computes them"},
   };
+  const UnverifiedKernelsVariable opted_in("1");  // the verified list is tested below
   for (const Operands& c : cases) {
     SCOPED_TRACE(c.named);
     GemmProblem p = ragged_m_problem();
@@ -373,6 +398,57 @@ TEST(BuildPaths, QuantizedOperandsRunOnThePortablePathOnly) {
       EXPECT_THAT(why, HasSubstr(c.portable_refusal));
       EXPECT_EQ(gg_grouped_gemm_workspace_size(&p.desc, &bytes), GG_STATUS_NOT_SUPPORTED);
       EXPECT_THAT(gg_last_error(), HasSubstr(c.named));
+    }
+  }
+}
+
+TEST(UnverifiedKernels, RefusedUntilTheOptInNamesThem) {
+  for (const char* value : {static_cast<const char*>(nullptr), "0", "yes"}) {
+    SCOPED_TRACE(value == nullptr ? "unset" : value);
+    const UnverifiedKernelsVariable variable(value);
+    const std::string why = gg::unverified_kernel_refusal("a kernel never run");
+    EXPECT_THAT(why, HasSubstr("a kernel never run has not yet passed its GPU tests"));
+    EXPECT_THAT(why, HasSubstr("GROUPGEMM_UNVERIFIED_KERNELS=1 runs it anyway"));
+  }
+  const UnverifiedKernelsVariable variable("1");
+  EXPECT_EQ(gg::unverified_kernel_refusal("a kernel never run"), "");
+}
+
+// Without the opt-in the portable path takes a quantized format pair exactly
+// when its decode kernel is on the verified list, and otherwise says so.
+TEST(UnverifiedKernels, PortableDecodeKernelsAnswerOnlyOnceVerified) {
+  struct Operands {
+    gg_dtype lhs_dtype;
+    gg_block_scaling lhs_scaling;
+    gg_dtype rhs_dtype;
+    gg_block_scaling rhs_scaling;
+    const char* kernel;
+  };
+  const Operands cases[] = {
+      {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_NONE, "fp8 x fp8"},
+      {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE,
+       "fp8 rowwise x fp8 rowwise"},
+      {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E4M3, GG_BLOCK_MX32, "mxfp8 x mxfp8"},
+      {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "mxfp8 x mxfp4"},
+      {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "mxfp4 x mxfp4"},
+      {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_DTYPE_E2M1, GG_BLOCK_NV16, "nvfp4 x nvfp4"},
+      {GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_NV16, "bf16 x nvfp4"},
+  };
+  const UnverifiedKernelsVariable unset(nullptr);
+  const GemmPath* portable = gg::api::find_path(gg::api::gemm_paths(), GG_PATH_PORTABLE);
+  for (const Operands& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    GemmProblem p = ragged_m_problem();
+    set_format(&p.arena, &p.desc.lhs, c.lhs_dtype, c.lhs_scaling, GG_SCALE_NONE);
+    set_format(&p.arena, &p.desc.rhs, c.rhs_dtype, c.rhs_scaling, GG_SCALE_NONE);
+    gg_gemm_desc normalized;
+    ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
+    const std::string refusal =
+        gg::unverified_kernel_refusal(std::string("the decode kernel for ") + c.kernel);
+    std::string why;
+    EXPECT_EQ(portable->supports(normalized, &why), refusal.empty()) << why;
+    if (!refusal.empty()) {
+      EXPECT_EQ(why, "portable path: " + refusal);
     }
   }
 }

@@ -6,7 +6,10 @@
 // random codes and scales, poisoned rows outside the groups and guard bands
 // (GemmCase). GG_PATH_AUTO must take the portable path for them; the sm90
 // path and fp8 1x128 / 128x128 blocks are refused, naming the formats.
+// The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the
+// kernels that do not yet answer users (kernels/verified_kernels.h).
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <optional>
 #include <string>
@@ -16,6 +19,7 @@
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
 #include "gpu/routing.h"
+#include "kernels/verified_kernels.h"
 
 namespace gg::test {
 namespace {
@@ -81,7 +85,13 @@ GemmSpec quantized_spec(gg_op op, const FormatPair& formats, gg_layout lhs_layou
   return s;
 }
 
-class Quantized : public PathTest<gg_path> {};
+class Quantized : public PathTest<gg_path> {
+ protected:
+  void SetUp() override {
+    setenv(kUnverifiedKernelsVariable, "1", 1);
+    PathTest::SetUp();
+  }
+};
 
 TEST_P(Quantized, RaggedMEveryFormatLayoutAndEdgeSize) {
   for (const FormatPair& formats : kRaggedMPairs) {

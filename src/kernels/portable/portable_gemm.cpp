@@ -30,6 +30,7 @@
 #include "kernels/portable/launch.h"
 #include "kernels/portable/quant_operand.h"
 #include "kernels/tile_scheduler.h"
+#include "kernels/verified_kernels.h"
 #include "plan/plan.h"
 
 namespace gg {
@@ -132,6 +133,20 @@ int metadata_block(const gg_gemm_desc& d, const Plan& plan) {
   return d.op == GG_OP_RAGGED_K && scale_block > 0 ? scale_block : plan.config.block_m;
 }
 
+// The decode family of an operand, as the verified-kernel list names it.
+std::string decode_family(const gg_tensor& t) {
+  switch (t.block_scaling) {
+    case GG_BLOCK_MX32:
+      return t.dtype == GG_DTYPE_E2M1 ? "mxfp4" : "mxfp8";
+    case GG_BLOCK_NV16:
+      return "nvfp4";
+    case GG_BLOCK_ROWWISE:
+      return "fp8 rowwise";
+    default:
+      return is_quantized(t.dtype) ? "fp8" : "bf16";
+  }
+}
+
 // Why the quantized operands of `d` cannot run here ("" when they can).
 std::string quantized_refusal(const gg_gemm_desc& d) {
   const std::string formats = "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs);
@@ -155,7 +170,8 @@ std::string quantized_refusal(const gg_gemm_desc& d) {
                        "GG_PATH_REFERENCE computes them";
     }
   }
-  return "";
+  return unverified_kernel_refusal("the decode kernel for " + decode_family(d.lhs) + " x " +
+                                   decode_family(d.rhs));
 }
 
 }  // namespace
