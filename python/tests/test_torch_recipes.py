@@ -32,9 +32,9 @@ def _values(q, sizes):
     """A copy's values in float64, as fake_quant reads its arrays."""
     values, _ = fq.dequantize(
         q.format,
-        q.data.view(torch.uint8).numpy(),
-        None if q.block_scales is None else q.block_scales.numpy(),
-        None if q.scale is None else q.scale.numpy(),
+        q.data.view(torch.uint8).cpu().numpy(),
+        None if q.block_scales is None else q.block_scales.cpu().numpy(),
+        None if q.scale is None else q.scale.cpu().numpy(),
         sizes,
         q.columnwise,
     )
@@ -42,13 +42,13 @@ def _values(q, sizes):
 
 
 def _copies(tensor, sizes, rowwise, columnwise):
-    group_sizes = None if sizes is None else torch.tensor(sizes)
+    group_sizes = None if sizes is None else torch.tensor(sizes, device=tensor.device)
     q = ggt.grouped_quantize(tensor, group_sizes, rowwise=rowwise, columnwise=columnwise)
     return _values(q.rowwise, sizes), _values(q.columnwise, sizes)
 
 
 def _numpy(tensor):
-    return tensor.detach().double().numpy()
+    return tensor.detach().double().cpu().numpy()
 
 
 @pytest.mark.parametrize(
@@ -57,17 +57,22 @@ def _numpy(tensor):
 )
 @pytest.mark.parametrize("recipe", list(recipes.RECIPES))
 def test_forward_and_gradients_follow_the_recipe(recipe, sizes, main_grad):
-    sizes = SIZES[sizes]
+    check_recipe_step(recipe, SIZES[sizes], main_grad, "cpu")
+
+
+def check_recipe_step(recipe, sizes, main_grad, device):
+    """One forward + backward of GroupedLinear(recipe=) on `device`, every
+    result against the model of the recipe."""
     torch.manual_seed(0)
     layer = ggt.GroupedLinear(G, IN, OUT, dtype=torch.bfloat16, main_grad=main_grad,
-                              recipe=recipe)
-    start = _input((G, OUT, IN), 1).float()
+                              recipe=recipe, device=device)
+    start = _input((G, OUT, IN), 1).float().to(device)
     if main_grad:
         layer.weight.main_grad.copy_(start)
-    x = _input((M, IN), 2).requires_grad_()
-    group_sizes = torch.tensor(sizes, dtype=torch.int32)
+    x = _input((M, IN), 2).to(device).requires_grad_()
+    group_sizes = torch.tensor(sizes, dtype=torch.int32, device=device)
     y = layer(x, group_sizes)
-    dy = _input((M, OUT), 3)
+    dy = _input((M, OUT), 3).to(device)
     y.backward(dy)
 
     # The model: each operand in its product's format, in float64.
