@@ -155,7 +155,7 @@ def test_256_groups_with_empty_and_unaligned_ones():
     sizes = [int(s) for s in generator.choice([0, 0, 1, 3, 17, 31, 33, 64], size=256)]
     m = sum(sizes) + 7
     x, x_values = cpu._operand(cpu._input((m, cpu.K), 21), "mxfp8_e4m3", sizes, columnwise=False)
-    w, w_values = cpu._operand(cpu._input((256, cpu.N, cpu.K), 22), "nvfp4_group", None, False)
+    w, w_values = cpu._operand(cpu._input((256, cpu.N, cpu.K), 22), "mxfp4", None, False)
     y = ggt.grouped_mm(_cuda(x), _cuda(w), cpu._sizes(sizes).cuda(), out_dtype=torch.float32)
     want = fq.ragged_m(x_values, w_values, sizes, "nk", 1.0)
     magnitude = fq.ragged_m(np.abs(x_values), np.abs(w_values), sizes, "nk", 1.0)

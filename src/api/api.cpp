@@ -86,7 +86,8 @@ gg_status prepare_gemm(const gg_gemm_desc* desc, GemmCall* call) {
     GG_RETURN_IF_ERROR(choose_requested_path(call->desc, paths, &call->path));
   }
   GG_RETURN_IF_ERROR(
-      check_operand_alignment(call->desc, call->path->operand_alignment, call->path->name));
+      check_operand_alignment(call->desc, call->path->operand_alignment,
+                              call->path->quantized_operand_alignment, call->path->name));
   call->workspace_bytes = kWorkspaceScratchOffset + call->path->scratch_bytes(call->desc);
   return GG_STATUS_SUCCESS;
 }

@@ -28,6 +28,9 @@ struct GemmPath {
   int min_compute_capability;  // major * 10 + minor; 0 on the CPU
   int max_compute_capability;  // 0: no upper bound
   size_t operand_alignment;    // bytes: data pointers and row strides of lhs, rhs, out, bias
+  // The same for fp8 and e2m1 operands: the portable path's decode stage
+  // picks its load width chunk by chunk, so it takes any stride (1).
+  size_t quantized_operand_alignment;
   size_t workspace_alignment;  // bytes
   bool (*supports)(const gg_gemm_desc& desc, std::string* why_not);
   size_t (*scratch_bytes)(const gg_gemm_desc& desc);

@@ -23,6 +23,7 @@ gg_status validate_quantize(const gg_quantize_desc* desc, gg_quantize_desc* norm
 // Data pointers and row strides (in bytes) of lhs, rhs, out and bias must be
 // multiples of `alignment` on path `path`. The matrices behind a pointer
 // array are out of the host's sight: only their strides are checked.
-gg_status check_operand_alignment(const gg_gemm_desc& desc, size_t alignment, const char* path);
+gg_status check_operand_alignment(const gg_gemm_desc& desc, size_t alignment,
+                                  size_t quantized_alignment, const char* path);
 
 }  // namespace gg::api

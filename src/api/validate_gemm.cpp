@@ -230,6 +230,7 @@ gg_status check_flags(const gg_gemm_desc& desc) {
 
 gg_status check_tensor_alignment(const TensorRole& role, const gg_tensor& tensor, size_t alignment,
                                  const char* path) {
+  if (alignment <= 1) return GG_STATUS_SUCCESS;
   if (!is_pointer_array(tensor) && reinterpret_cast<uintptr_t>(tensor.data) % alignment != 0) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s.data (%p) must be %zu-byte aligned on path %s",
                 role.name, tensor.data, alignment, path);
@@ -281,11 +282,14 @@ gg_status validate_gemm(const gg_gemm_desc* desc, gg_gemm_desc* normalized) {
   return check_flags(d);
 }
 
-gg_status check_operand_alignment(const gg_gemm_desc& desc, size_t alignment, const char* path) {
-  if (alignment <= 1) return GG_STATUS_SUCCESS;
+gg_status check_operand_alignment(const gg_gemm_desc& desc, size_t alignment,
+                                  size_t quantized_alignment, const char* path) {
   const GemmRoles roles = roles_of(desc);
-  GG_RETURN_IF_ERROR(check_tensor_alignment(roles.lhs, desc.lhs, alignment, path));
-  GG_RETURN_IF_ERROR(check_tensor_alignment(roles.rhs, desc.rhs, alignment, path));
+  const auto operand_alignment = [&](const gg_tensor& t) {
+    return fmt::dtype_bits(t.dtype) <= 8 ? quantized_alignment : alignment;
+  };
+  GG_RETURN_IF_ERROR(check_tensor_alignment(roles.lhs, desc.lhs, operand_alignment(desc.lhs), path));
+  GG_RETURN_IF_ERROR(check_tensor_alignment(roles.rhs, desc.rhs, operand_alignment(desc.rhs), path));
   GG_RETURN_IF_ERROR(check_tensor_alignment(roles.out, desc.out, alignment, path));
   if (desc.bias.data == nullptr) return GG_STATUS_SUCCESS;
   return check_tensor_alignment(roles.bias, desc.bias, alignment, path);

@@ -61,10 +61,10 @@ gg_status never_run(const gg_gemm_desc&, void*, size_t, cudaStream_t) {
 
 GemmPath gpu_path(gg_path id, const char* name, int min_cc, int max_cc,
                   bool (*supports)(const gg_gemm_desc&, std::string*)) {
-  return GemmPath{id, name, true, min_cc, max_cc, 16, 256, supports, no_scratch, never_run};
+  return GemmPath{id, name, true, min_cc, max_cc, 16, 16, 256, supports, no_scratch, never_run};
 }
 
-const GemmPath kReferenceRow{GG_PATH_REFERENCE, "reference", false,    0, 0, 1, 4,
+const GemmPath kReferenceRow{GG_PATH_REFERENCE, "reference", false,    0, 0, 1, 1, 4,
                              supports_all,      no_scratch,  never_run};
 
 gg::api::DeviceStatus device_of(int compute_capability) {
@@ -192,10 +192,11 @@ TEST(RunsOn, CapabilityRange) {
 // The GPU paths' 16-byte vector loads, checked on the normalized descriptor.
 class OperandAlignment : public ::testing::Test {
  protected:
-  gg_status check(const gg_gemm_desc& desc) {
+  // quantized_alignment: 16 as on the sm90 path; 1 as on the portable one.
+  gg_status check(const gg_gemm_desc& desc, size_t quantized_alignment = 16) {
     gg_gemm_desc normalized;
     EXPECT_EQ(gg::api::validate_gemm(&desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
-    return gg::api::check_operand_alignment(normalized, 16, "portable");
+    return gg::api::check_operand_alignment(normalized, 16, quantized_alignment, "portable");
   }
 };
 
@@ -236,6 +237,12 @@ TEST_F(OperandAlignment, PackedE2m1RowStrideCountsHalfBytes) {
   p.desc.lhs.strides[0] = kK + 16;              // 24 bytes
   EXPECT_EQ(check(p.desc), GG_STATUS_INVALID_ARGUMENT);
   EXPECT_THAT(gg_last_error(), HasSubstr("(48 elements, 24 bytes)"));
+  // The decode stage picks its load width per chunk: any stride, any start.
+  p.desc.lhs.strides[0] = kK + 2;  // 17 bytes
+  p.desc.rhs.data = offset(p.desc.rhs.data, 1);
+  EXPECT_EQ(check(p.desc, 1), GG_STATUS_SUCCESS) << gg_last_error();
+  EXPECT_EQ(gg::api::find_path(gg::api::gemm_paths(), GG_PATH_PORTABLE)->quantized_operand_alignment,
+            1u);
 }
 
 TEST_F(OperandAlignment, PointerArrayChecksStridesOnly) {

@@ -13,9 +13,10 @@
 // Bounds are those of a copied operand: elements outside the operand's
 // extent are stored as zeros, and so are the depths before a ragged-K
 // group's start (their block-scale entry belongs to another group).
-// A chunk wholly inside is read with one 8-byte (fp8) or 4-byte (e2m1)
-// load: a chunk starts at a multiple of 8 elements and rows are 16-byte
-// aligned (the API's operand alignment).
+// A chunk wholly inside whose codes are aligned for it is read with one
+// 8-byte (fp8) or 4-byte (e2m1) load; any other chunk code by code. So a
+// quantized operand may have any row stride and start (the path's
+// quantized_operand_alignment is 1): a columnwise copy of 72 tokens, say.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -74,6 +75,14 @@ struct DecodedTile {
     return *reinterpret_cast<const uint64_t*>(s.matrix + element);
   }
 
+  // Whether the eight codes from `element` on can be read by load_codes.
+  static __device__ __forceinline__ bool loadable(const DecodeSource& s, int64_t element) {
+    if (s.format.dtype == GG_DTYPE_E2M1) {
+      return element % 2 == 0 && reinterpret_cast<uintptr_t>(s.matrix + element / 2) % 4 == 0;
+    }
+    return reinterpret_cast<uintptr_t>(s.matrix + element) % 8 == 0;
+  }
+
   static __device__ __forceinline__ uint8_t code_at(const DecodeSource& s, int64_t element) {
     return s.format.dtype == GG_DTYPE_E2M1 ? fmt::e2m1_get(s.matrix, element) : s.matrix[element];
   }
@@ -104,7 +113,8 @@ struct DecodedTile {
                          inside(s.extent, o.outer, o.depth);
       const int64_t first = kDepthMajor ? o.outer * s.extent.row_stride + o.depth
                                         : o.depth * s.extent.row_stride + o.outer;
-      const uint64_t codes = whole ? load_codes(s, first) : 0;
+      const bool vector = whole && loadable(s, first);
+      const uint64_t codes = vector ? load_codes(s, first) : 0;
       uint32_t words[kChunk / 2];
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) {
@@ -113,7 +123,7 @@ struct DecodedTile {
         uint16_t bits = 0;
         if (whole || inside(s.extent, outer, depth)) {
           const uint8_t code =
-              whole ? packed_code(s.format.dtype, codes, e) : code_at(s, first + e);
+              vector ? packed_code(s.format.dtype, codes, e) : code_at(s, first + e);
           const uint8_t scale =
               blocked ? s.format.scales[s.format.scale_index.entry(kDepthMajor, outer, depth)]
                       : uint8_t{0};
