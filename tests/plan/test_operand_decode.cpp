@@ -157,6 +157,39 @@ struct QuantTensor {
   }
 };
 
+// A depth-major chunk takes one entry for depths_left_in_block depths, then
+// the next entry: what the kernel's whole-chunk decode relies on.
+TEST(OperandDecode, DepthsLeftInBlockEndWhereTheEntryChanges) {
+  for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
+    for (bool token_blocks : {false, true}) {
+      for (int64_t group_start : {0, 3, 8, 17, 40}) {
+        const BlockScaleIndex index{decoded_block_shift(scaling), 100, token_blocks,
+                                    group_start, 5};
+        const int64_t from = token_blocks ? group_start : 0;
+        for (int64_t depth = from; depth < from + 200; ++depth) {
+          SCOPED_TRACE(testing::Message() << "scaling " << scaling << " token_blocks "
+                                          << token_blocks << " start " << group_start
+                                          << " depth " << depth);
+          const int64_t left = index.depths_left_in_block(depth);
+          ASSERT_GE(left, 1);
+          ASSERT_LE(left, decoded_block_size(scaling));
+          const int64_t entry = index.entry(true, 3, depth);
+          EXPECT_EQ(index.entry(true, 3, depth + left - 1), entry);
+          EXPECT_EQ(index.entry(true, 3, depth + left), entry + 1);
+        }
+      }
+    }
+  }
+}
+
+TEST(OperandDecode, BlockShiftIsTheLog2OfTheBlock) {
+  for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
+    EXPECT_EQ(1 << decoded_block_shift(scaling), decoded_block_size(scaling));
+  }
+  EXPECT_EQ(decoded_block_shift(GG_BLOCK_ROWWISE), 0);
+  EXPECT_EQ(decoded_block_shift(GG_BLOCK_NONE), 0);
+}
+
 // The kernel's view of one operand: stored coordinates of (outer, depth).
 struct KernelOperand {
   QuantOperand q;
@@ -174,7 +207,7 @@ const uint8_t* kernel_scale(const KernelOperand& k, int64_t g, int64_t rowwise_g
   if (k.q.scaling == GG_BLOCK_ROWWISE) {
     return group_scales(k.q, rowwise_group) + outer * k.q.scale_row_length * 4;
   }
-  const BlockScaleIndex index{decoded_block_size(k.q.scaling), k.q.scale_row_length,
+  const BlockScaleIndex index{decoded_block_shift(k.q.scaling), k.q.scale_row_length,
                               k.q.token_blocks, group.start, group.tile_begin};
   return group_scales(k.q, g) + index.entry(k.depth_major, outer, depth);
 }

@@ -300,6 +300,11 @@ struct PortableGemm {
     const int64_t tiles_n = ceil_div(p.out_cols, kBlockN);
     const int64_t tiles_m = ragged_m ? *p.total_m_tiles : ceil_div(p.out_rows, kBlockM);
     const int64_t tiles = ragged_m ? tiles_m * tiles_n : tiles_m * tiles_n * p.groups;
+    if constexpr (kLhsDecoded || kRhsDecoded) {  // the decode tables, before any copy
+      if constexpr (kLhsDecoded) LhsTile::template fill_values<kThreads>(p.lhs_quant, thread);
+      if constexpr (kRhsDecoded) RhsTile::template fill_values<kThreads>(p.rhs_quant, thread);
+      __syncthreads();
+    }
     int64_t group_hint = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const Task task = ragged_m ? ragged_m_task(p, tile, tiles_n, &group_hint, lane)

@@ -18,6 +18,10 @@
 
 #include <stdint.h>
 
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#endif
+
 #include "common/hd.h"
 #include "formats/codecs.h"
 #include "groupgemm/groupgemm.h"
@@ -57,6 +61,12 @@ GG_HD int decoded_block_size(gg_block_scaling scaling) {
   return scaling == GG_BLOCK_MX32 ? 32 : (scaling == GG_BLOCK_NV16 ? 16 : 0);
 }
 
+// log2 of decoded_block_size (0 without blocks): the index arithmetic
+// shifts, where a 64-bit division would cost a subroutine per element.
+GG_HD int decoded_block_shift(gg_block_scaling scaling) {
+  return scaling == GG_BLOCK_MX32 ? 5 : (scaling == GG_BLOCK_NV16 ? 4 : 0);
+}
+
 // The value of one element code, fp8 or e2m1 (the code in the low nibble).
 GG_HD float element_value(gg_dtype dtype, uint8_t code) {
   switch (dtype) {
@@ -83,9 +93,21 @@ GG_HD float block_scale_value(gg_block_scaling scaling, uint8_t code) {
 
 // element x block scale as bf16 bits: one fp32 product (exact: at most 6
 // significant bits, see above) rounded once to bf16.
+// The kernels take both values from tables of them (decoded_tile.cuh). On
+// the device the rounding is the hardware's cvt.rn.bf16.f32: the same
+// round-to-nearest-even as fmt::float_to_bf16's integer code, in one
+// instruction, except that a NaN comes out as the canonical 0x7FFF.
+GG_HD uint16_t scaled_to_bf16(float element, float scale) {
+#ifdef __CUDA_ARCH__
+  return __bfloat16_as_ushort(__float2bfloat16_rn(element * scale));
+#else
+  return fmt::float_to_bf16(element * scale);
+#endif
+}
+
 GG_HD uint16_t decode_to_bf16(gg_dtype dtype, uint8_t code, gg_block_scaling scaling,
                               uint8_t scale_code) {
-  return fmt::float_to_bf16(element_value(dtype, code) * block_scale_value(scaling, scale_code));
+  return scaled_to_bf16(element_value(dtype, code), block_scale_value(scaling, scale_code));
 }
 
 // Which entry of one group's block-scale matrix scales the element at
@@ -94,7 +116,7 @@ GG_HD uint16_t decode_to_bf16(gg_dtype dtype, uint8_t code, gg_block_scaling sca
 // tokens (token_blocks) the group's blocks start at its first token, and
 // its first block is `first_block`.
 struct BlockScaleIndex {
-  int64_t block;       // elements per block along the depth
+  int block_shift;     // log2 of the elements per block along the depth
   int64_t row_length;  // entries per scale row
   bool token_blocks;
   int64_t group_start;
@@ -102,8 +124,15 @@ struct BlockScaleIndex {
 
   GG_HD int64_t entry(bool depth_major, int64_t outer, int64_t depth) const {
     const int64_t depth_block =
-        token_blocks ? first_block + (depth - group_start) / block : depth / block;
+        token_blocks ? first_block + ((depth - group_start) >> block_shift) : depth >> block_shift;
     return depth_major ? outer * row_length + depth_block : depth_block * row_length + outer;
+  }
+
+  // Depths from `depth` (inside the group) to the end of its block: a chunk
+  // of consecutive depths reads one entry for that many, then the next.
+  GG_HD int64_t depths_left_in_block(int64_t depth) const {
+    const int64_t from = token_blocks ? depth - group_start : depth;
+    return (((from >> block_shift) + 1) << block_shift) - from;
   }
 };
 
