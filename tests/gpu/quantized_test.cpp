@@ -46,7 +46,7 @@ const std::vector<FormatPair> kRaggedMPairs = {
     {kE4m3Tensor, kE4m3Group}, {kE4m3Rowwise, kE5m2Rowwise}, {kMxE4m3, kMxE5m2},
     {kMxfp4, kMxfp4},          {kMxE4m3, kMxfp4},            {kNvfp4Tensor, kNvfp4Group},
     {std::nullopt, kMxE4m3},   {std::nullopt, kNvfp4Group},  {std::nullopt, kE5m2Rowwise},
-    {std::nullopt, kE4m3Tensor}};
+    {std::nullopt, kE4m3Tensor}, {std::nullopt, kMxfp4}};
 
 const std::vector<FormatPair> kRaggedKPairs = {
     {kE4m3Tensor, kE5m2Tensor}, {kE4m3Group, kE4m3Group}, {kE4m3Rowwise, kE5m2Rowwise},
