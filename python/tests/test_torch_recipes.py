@@ -131,11 +131,16 @@ def test_inference_quantizes_the_forward_operands_only():
 
 @pytest.mark.parametrize("recipe", ["fp8_tensor", "nvfp4"])
 def test_compiled_fullgraph_matches_eager(recipe):
-    """One graph for the whole step: the weights are quantized inside it (the
-    eager cache's key is host state), with the eager step's bits."""
-    layer = ggt.GroupedLinear(G, IN, OUT, dtype=torch.bfloat16, recipe=recipe)
-    sizes = torch.tensor(SIZES["edges"], dtype=torch.int32)
-    x = _input((M, IN), 5).requires_grad_()
+    check_compiled_matches_eager(recipe, "cpu")
+
+
+def check_compiled_matches_eager(recipe, device):
+    """The forward as one compiled graph (the weights are quantized inside
+    it: the eager cache's key is host state), the backward through autograd,
+    with the eager step's bits."""
+    layer = ggt.GroupedLinear(G, IN, OUT, dtype=torch.bfloat16, recipe=recipe, device=device)
+    sizes = torch.tensor(SIZES["edges"], dtype=torch.int32, device=device)
+    x = _input((M, IN), 5).to(device).requires_grad_()
 
     def step(x):
         return layer(x, sizes)

@@ -85,21 +85,4 @@ def test_graph_replays_a_step_after_the_sizes_change(recipe):
 
 @pytest.mark.parametrize("recipe", ["fp8_tensor", "nvfp4"])
 def test_compiled_fullgraph_matches_eager(recipe):
-    """The forward compiled as one graph (the backward through autograd),
-    with the eager step's bits."""
-    layer = ggt.GroupedLinear(cpu.G, cpu.IN, cpu.OUT, dtype=torch.bfloat16, recipe=recipe,
-                              device="cuda")
-    sizes = torch.tensor(cpu.SIZES["edges"], dtype=torch.int32, device="cuda")
-    x = cpu._input((cpu.M, cpu.IN), 5).cuda().requires_grad_()
-
-    def forward(x):
-        return layer(x, sizes)
-
-    rows = sum(cpu.SIZES["edges"])
-    results = []
-    for run in (forward, torch.compile(forward, fullgraph=True)):
-        y = run(x)[:rows]
-        dx, dw = torch.autograd.grad(y.float().square().sum(), (x, layer.weight))
-        results.append((y, dx[:rows], dw))
-    for c, e in zip(*results):
-        torch.testing.assert_close(c, e, rtol=0, atol=0)
+    cpu.check_compiled_matches_eager(recipe, "cuda")

@@ -68,8 +68,8 @@ const std::vector<GemmPath>& gemm_paths() {
       {GG_PATH_REFERENCE, "reference", false, 0, 0, 1, 1, alignof(uint32_t), reference_supports,
        reference_scratch_bytes, reference_run},
       // sm_90a code (wgmma, setmaxnreg) runs on compute capability 9.0 only.
-      {GG_PATH_SM90, "sm90", true, 90, 90, kVectorBytes, kVectorBytes, kGpuWorkspaceAlignment, sm90_gemm_supports,
-       sm90_gemm_scratch_bytes, sm90_gemm_run},
+      {GG_PATH_SM90, "sm90", true, 90, 90, kVectorBytes, kVectorBytes, kGpuWorkspaceAlignment,
+       sm90_gemm_supports, sm90_gemm_scratch_bytes, sm90_gemm_run},
       {GG_PATH_PORTABLE, "portable", true, 80, 0, kVectorBytes, 1, kGpuWorkspaceAlignment,
        portable_gemm_supports, portable_gemm_scratch_bytes, portable_gemm_run},
   };

@@ -288,8 +288,10 @@ gg_status check_operand_alignment(const gg_gemm_desc& desc, size_t alignment,
   const auto operand_alignment = [&](const gg_tensor& t) {
     return fmt::dtype_bits(t.dtype) <= 8 ? quantized_alignment : alignment;
   };
-  GG_RETURN_IF_ERROR(check_tensor_alignment(roles.lhs, desc.lhs, operand_alignment(desc.lhs), path));
-  GG_RETURN_IF_ERROR(check_tensor_alignment(roles.rhs, desc.rhs, operand_alignment(desc.rhs), path));
+  GG_RETURN_IF_ERROR(
+      check_tensor_alignment(roles.lhs, desc.lhs, operand_alignment(desc.lhs), path));
+  GG_RETURN_IF_ERROR(
+      check_tensor_alignment(roles.rhs, desc.rhs, operand_alignment(desc.rhs), path));
   GG_RETURN_IF_ERROR(check_tensor_alignment(roles.out, desc.out, alignment, path));
   if (desc.bias.data == nullptr) return GG_STATUS_SUCCESS;
   return check_tensor_alignment(roles.bias, desc.bias, alignment, path);

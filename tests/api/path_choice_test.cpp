@@ -83,6 +83,19 @@ gg::api::DeviceStatus no_device() {
   return device;
 }
 
+// An lhs and an rhs format, each with no fp32 scale.
+struct OperandFormats {
+  gg_dtype lhs_dtype;
+  gg_block_scaling lhs_scaling;
+  gg_dtype rhs_dtype;
+  gg_block_scaling rhs_scaling;
+};
+
+void set_operand_formats(GemmProblem* p, const OperandFormats& f) {
+  set_format(&p->arena, &p->desc.lhs, f.lhs_dtype, f.lhs_scaling, GG_SCALE_NONE);
+  set_format(&p->arena, &p->desc.rhs, f.rhs_dtype, f.rhs_scaling, GG_SCALE_NONE);
+}
+
 TEST(AutoPath, TakesTheFirstGpuPathThatRunsAndSupports) {
   const std::vector<GemmPath> paths = {kReferenceRow,
                                        gpu_path(GG_PATH_SM90, "fast", 90, 90, supports_all),
@@ -241,8 +254,8 @@ TEST_F(OperandAlignment, PackedE2m1RowStrideCountsHalfBytes) {
   p.desc.lhs.strides[0] = kK + 2;  // 17 bytes
   p.desc.rhs.data = offset(p.desc.rhs.data, 1);
   EXPECT_EQ(check(p.desc, 1), GG_STATUS_SUCCESS) << gg_last_error();
-  EXPECT_EQ(gg::api::find_path(gg::api::gemm_paths(), GG_PATH_PORTABLE)->quantized_operand_alignment,
-            1u);
+  const GemmPath* portable = gg::api::find_path(gg::api::gemm_paths(), GG_PATH_PORTABLE);
+  EXPECT_EQ(portable->quantized_operand_alignment, 1u);
 }
 
 TEST_F(OperandAlignment, PointerArrayChecksStridesOnly) {
@@ -357,34 +370,31 @@ TEST(BuildPaths, Sm90TakesEachOpsDimensionsInRange) {
 TEST(BuildPaths, QuantizedOperandsRunOnThePortablePathOnly) {
   const std::vector<GemmPath>& paths = gg::api::gemm_paths();
   struct Operands {
-    gg_dtype lhs_dtype;
-    gg_block_scaling lhs_scaling;
-    gg_dtype rhs_dtype;
-    gg_block_scaling rhs_scaling;
+    OperandFormats formats;
     const char* named;
     const char* portable_refusal;  // null: the portable path takes it
   };
   const Operands cases[] = {
-      {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "lhs mxfp4 x rhs mxfp4",
+      {{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp4 x rhs mxfp4",
        nullptr},
-      {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "lhs mxfp8 e4m3 x rhs mxfp4",
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp8 e4m3 x rhs mxfp4",
        nullptr},
-      {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE,
+      {{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE},
        "lhs fp8 e4m3 rowwise x rhs fp8 e5m2 rowwise", nullptr},
-      {GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_MX32, "lhs bf16 x rhs mxfp4", nullptr},
-      {GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE,
+      {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs bf16 x rhs mxfp4",
+       nullptr},
+      {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE},
        "lhs bf16 x rhs fp8 e4m3 rowwise", nullptr},
-      {GG_DTYPE_FP16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_MX32, "lhs fp16 x rhs mxfp8 e4m3",
+      {{GG_DTYPE_FP16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_MX32}, "lhs fp16 x rhs mxfp8 e4m3",
        "weight-only needs bf16 activations"},
-      {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_128X128,
+      {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_128X128},
        "lhs fp8 e4m3 1x128 x rhs fp8 e4m3 128x128", "GG_PATH_REFERENCE computes them"},
   };
   const UnverifiedKernelsVariable opted_in("1");  // the verified list is tested below
   for (const Operands& c : cases) {
     SCOPED_TRACE(c.named);
     GemmProblem p = ragged_m_problem();
-    set_format(&p.arena, &p.desc.lhs, c.lhs_dtype, c.lhs_scaling, GG_SCALE_NONE);
-    set_format(&p.arena, &p.desc.rhs, c.rhs_dtype, c.rhs_scaling, GG_SCALE_NONE);
+    set_operand_formats(&p, c.formats);
     gg_gemm_desc normalized;
     ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
     std::string why;
@@ -425,29 +435,25 @@ TEST(UnverifiedKernels, RefusedUntilTheOptInNamesThem) {
 // when its decode kernel is on the verified list, and otherwise says so.
 TEST(UnverifiedKernels, PortableDecodeKernelsAnswerOnlyOnceVerified) {
   struct Operands {
-    gg_dtype lhs_dtype;
-    gg_block_scaling lhs_scaling;
-    gg_dtype rhs_dtype;
-    gg_block_scaling rhs_scaling;
+    OperandFormats formats;
     const char* kernel;
   };
   const Operands cases[] = {
-      {GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_NONE, "fp8 x fp8"},
-      {GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE,
+      {{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_NONE}, "fp8 x fp8"},
+      {{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE},
        "fp8 rowwise x fp8 rowwise"},
-      {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E4M3, GG_BLOCK_MX32, "mxfp8 x mxfp8"},
-      {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "mxfp8 x mxfp4"},
-      {GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32, "mxfp4 x mxfp4"},
-      {GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_DTYPE_E2M1, GG_BLOCK_NV16, "nvfp4 x nvfp4"},
-      {GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_NV16, "bf16 x nvfp4"},
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E4M3, GG_BLOCK_MX32}, "mxfp8 x mxfp8"},
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "mxfp8 x mxfp4"},
+      {{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "mxfp4 x mxfp4"},
+      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_DTYPE_E2M1, GG_BLOCK_NV16}, "nvfp4 x nvfp4"},
+      {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_NV16}, "bf16 x nvfp4"},
   };
   const UnverifiedKernelsVariable unset(nullptr);
   const GemmPath* portable = gg::api::find_path(gg::api::gemm_paths(), GG_PATH_PORTABLE);
   for (const Operands& c : cases) {
     SCOPED_TRACE(c.kernel);
     GemmProblem p = ragged_m_problem();
-    set_format(&p.arena, &p.desc.lhs, c.lhs_dtype, c.lhs_scaling, GG_SCALE_NONE);
-    set_format(&p.arena, &p.desc.rhs, c.rhs_dtype, c.rhs_scaling, GG_SCALE_NONE);
+    set_operand_formats(&p, c.formats);
     gg_gemm_desc normalized;
     ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
     const std::string refusal =

@@ -13,7 +13,7 @@
 // table in shared memory that the CTA fills once (fill_values) with
 // operand_decode.h's own functions: one load per element rather than the
 // decode arithmetic, which, inlined for every element of every chunk, made
-// a kernel of 55k instructions whose mainloop overflowed the instruction
+// a kernel of 56k instructions whose mainloop overflowed the instruction
 // cache (on an H100 the decode kernels ran at 1-3% of bf16).
 //
 // Bounds are those of a copied operand: elements outside the operand's

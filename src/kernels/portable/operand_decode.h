@@ -56,15 +56,17 @@ GG_HD bool is_quantized(gg_dtype dtype) {
 // Bits of one element of a quantized operand.
 GG_HD int element_bits(gg_dtype dtype) { return dtype == GG_DTYPE_E2M1 ? 4 : 8; }
 
-// Elements per block along the depth: 32 (MX), 16 (NV), else 0.
-GG_HD int decoded_block_size(gg_block_scaling scaling) {
-  return scaling == GG_BLOCK_MX32 ? 32 : (scaling == GG_BLOCK_NV16 ? 16 : 0);
-}
-
-// log2 of decoded_block_size (0 without blocks): the index arithmetic
-// shifts, where a 64-bit division would cost a subroutine per element.
+// log2 of the elements per block along the depth: 5 (MX), 4 (NV), else 0
+// (no blocks). The index arithmetic shifts by it, where a 64-bit division
+// would cost a subroutine per element.
 GG_HD int decoded_block_shift(gg_block_scaling scaling) {
   return scaling == GG_BLOCK_MX32 ? 5 : (scaling == GG_BLOCK_NV16 ? 4 : 0);
+}
+
+// Elements per block along the depth: 32 (MX), 16 (NV), else 0.
+GG_HD int decoded_block_size(gg_block_scaling scaling) {
+  const int shift = decoded_block_shift(scaling);
+  return shift > 0 ? 1 << shift : 0;
 }
 
 // The value of one element code, fp8 or e2m1 (the code in the low nibble).
@@ -91,12 +93,12 @@ GG_HD float block_scale_value(gg_block_scaling scaling, uint8_t code) {
   }
 }
 
-// element x block scale as bf16 bits: one fp32 product (exact: at most 6
-// significant bits, see above) rounded once to bf16.
-// The kernels take both values from tables of them (decoded_tile.cuh). On
-// the device the rounding is the hardware's cvt.rn.bf16.f32: the same
-// round-to-nearest-even as fmt::float_to_bf16's integer code, in one
-// instruction, except that a NaN comes out as the canonical 0x7FFF.
+// An element's value x its block scale's value as bf16 bits: one fp32
+// product rounded once. The kernels take both values from tables of them
+// (decoded_tile.cuh). On the device the rounding is the hardware's
+// cvt.rn.bf16.f32: the same round-to-nearest-even as fmt::float_to_bf16's
+// integer code, in one instruction, except that a NaN comes out as the
+// canonical 0x7FFF.
 GG_HD uint16_t scaled_to_bf16(float element, float scale) {
 #ifdef __CUDA_ARCH__
   return __bfloat16_as_ushort(__float2bfloat16_rn(element * scale));
@@ -105,6 +107,8 @@ GG_HD uint16_t scaled_to_bf16(float element, float scale) {
 #endif
 }
 
+// element x block scale as bf16 bits: exact (at most 6 significant bits,
+// see above) wherever it lies in bf16's normal range.
 GG_HD uint16_t decode_to_bf16(gg_dtype dtype, uint8_t code, gg_block_scaling scaling,
                               uint8_t scale_code) {
   return scaled_to_bf16(element_value(dtype, code), block_scale_value(scaling, scale_code));
