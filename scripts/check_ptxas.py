@@ -17,10 +17,10 @@ import subprocess
 import sys
 
 # Why the sparse-K instances serialize, and where that is explained.
-SPARSE_K = ("the sparse-K ragged-K instances issue only the 16-deep wgmma slices that hold group "
+SPARSE_K = ("the sparse-K ragged-K instances issue only the 32-byte wgmma slices that hold group "
             "tokens, the others predicated off, which makes ptxas serialize their wgmmas; worth it "
             "where ragged-K groups average under 128 tokens (decode wgrad), hence instances of "
-            "their own (src/kernels/sm90/sm90_bf16_gemm.cu, kSparseK; docs/ARCHITECTURE.md)")
+            "their own (src/kernels/sm90/grouped_gemm_kernel.cuh, kSparseK; docs/ARCHITECTURE.md)")
 
 # Kernels whose wgmmas ptxas serializes on purpose (name as kernel_name
 # gives it: why).
@@ -60,6 +60,12 @@ ALLOWED_SERIALIZATIONS = {
     "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)1, 1, __half, true, true>":
         SPARSE_K,
 }
+# The fp8 sparse-K instances (K-major operands only): e4m3 x e4m3, e5m2 x e4m3.
+for _tile in (0, 1):
+    for _a in ("__nv_fp8_e4m3", "__nv_fp8_e5m2"):
+        ALLOWED_SERIALIZATIONS[
+            "gg::sm90::grouped_gemm_kernel<(gg_op)1, true, (gg::Sm90Tile)%d, 1, "
+            "gg::sm90::Fp8Operands<%s, __nv_fp8_e4m3>, true, true>" % (_tile, _a)] = SPARSE_K
 
 # Kernels that spilled when this check came in, with the bytes of spill
 # stores and loads ptxas reported then (name, arch: (stores, loads)): small

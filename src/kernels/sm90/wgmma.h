@@ -3,8 +3,11 @@
 // one place with inline PTX for it: D[64 x N] (+)= A[64 x 16] * B[16 x N],
 // both operands in shared memory (described by smem descriptors), fp32
 // accumulators in registers: N/2 floats per thread of the warpgroup.
+// One instruction reads 32 bytes of each operand row's contraction: k16 for
+// bf16/fp16, k32 for fp8 (e4m3/e5m2, A and B each either), whose
+// accumulator fragment is the same.
 // kTransA / kTransB = 1 read an operand stored MN-major (the 16-bit types
-// allow it); `accumulate` = 0 overwrites D (the first k-step of a tile);
+// allow it; fp8 reads K-major operands only); `accumulate` = 0 overwrites D (the first k-step of a tile);
 // `issue` = 0 skips the instruction (a predicate, not a branch: a wgmma under
 // a branch makes ptxas serialize every wgmma of the kernel).
 // The asm operand lists are spelled out by macro because inline PTX cannot
@@ -13,6 +16,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include <type_traits>
@@ -20,12 +24,12 @@
 namespace gg::sm90 {
 
 // D[64 x 128] (+)= A * B: 64 accumulators per thread.
-#define GG_WGMMA_M64N128K16(PTX_TYPE)                                                         \
+#define GG_WGMMA_M64N128(SHAPE_TYPES, TRANSPOSE)                                              \
   asm volatile(                                                                              \
       "{\n.reg .pred p, q;\nsetp.ne.b32 p, %66, 0;\nsetp.ne.b32 q, %69, 0;\n"                                       \
-      "@q wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX_TYPE "." PTX_TYPE " "                 \
+      "@q wgmma.mma_async.sync.aligned.m64n128" SHAPE_TYPES " "                 \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
-      "%64, %65, p, 1, 1, %67, %68;\n}\n"                                      \
+      "%64, %65, p, 1, 1" TRANSPOSE ";\n}\n"                                      \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -37,12 +41,12 @@ namespace gg::sm90 {
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB), "r"(issue))
 
 // D[64 x 256] (+)= A * B: 128 accumulators per thread.
-#define GG_WGMMA_M64N256K16(PTX_TYPE)                                                         \
+#define GG_WGMMA_M64N256(SHAPE_TYPES, TRANSPOSE)                                              \
   asm volatile(                                                                              \
       "{\n.reg .pred p, q;\nsetp.ne.b32 p, %130, 0;\nsetp.ne.b32 q, %133, 0;\n"                                       \
-      "@q wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX_TYPE "." PTX_TYPE " "                 \
+      "@q wgmma.mma_async.sync.aligned.m64n256" SHAPE_TYPES " "                 \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
-      "%128, %129, p, 1, 1, %131, %132;\n}\n"                                      \
+      "%128, %129, p, 1, 1" TRANSPOSE ";\n}\n"                                      \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -61,29 +65,76 @@ namespace gg::sm90 {
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB), "r"(issue))
 
+// The operand element types of an instance: a 16-bit type T for both, or
+// Fp8Operands<A, B> (__nv_fp8_e4m3 / __nv_fp8_e5m2 each).
+template <typename A, typename B>
+struct Fp8Operands {};
+
 template <typename T>
-constexpr bool kIsBf16 = std::is_same_v<T, __nv_bfloat16>;
+struct OperandTypes {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "16-bit types");
+  static constexpr int kBytes = 2;
+  static constexpr bool kFp8 = false;
+};
+template <typename A, typename B>
+struct OperandTypes<Fp8Operands<A, B>> {
+  static constexpr int kBytes = 1;
+  static constexpr bool kFp8 = true;
+  static constexpr bool kAE4m3 = std::is_same_v<A, __nv_fp8_e4m3>;
+  static constexpr bool kBE4m3 = std::is_same_v<B, __nv_fp8_e4m3>;
+};
+
+// The wgmma suffix of an instance's shape and types after the n-extent.
+#define GG_WGMMA_16BIT(NAME) "k16.f32." NAME "." NAME
+#define GG_WGMMA_FP8(A, B) "k32.f32." A "." B
+#define GG_WGMMA_TRANSPOSE ", %67, %68"
+#define GG_WGMMA_TRANSPOSE_N256 ", %131, %132"
 
 template <int N, typename T, int kTransA, int kTransB>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                       int accumulate, int issue) {
   static_assert(N == 128 || N == 256, "tile widths of the Hopper kernels");
-  if constexpr (N == 128) {
-    if constexpr (kIsBf16<T>) {
-      GG_WGMMA_M64N128K16("bf16");
+  using Types = OperandTypes<T>;
+  if constexpr (!Types::kFp8) {
+    constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+    if constexpr (N == 128) {
+      if constexpr (kBf16) {
+        GG_WGMMA_M64N128(GG_WGMMA_16BIT("bf16"), GG_WGMMA_TRANSPOSE);
+      } else {
+        GG_WGMMA_M64N128(GG_WGMMA_16BIT("f16"), GG_WGMMA_TRANSPOSE);
+      }
     } else {
-      GG_WGMMA_M64N128K16("f16");
+      if constexpr (kBf16) {
+        GG_WGMMA_M64N256(GG_WGMMA_16BIT("bf16"), GG_WGMMA_TRANSPOSE_N256);
+      } else {
+        GG_WGMMA_M64N256(GG_WGMMA_16BIT("f16"), GG_WGMMA_TRANSPOSE_N256);
+      }
     }
   } else {
-    if constexpr (kIsBf16<T>) {
-      GG_WGMMA_M64N256K16("bf16");
+    static_assert(kTransA == 0 && kTransB == 0, "fp8 wgmma reads K-major operands");
+    // The instances the plan builds: e4m3 x e4m3 and e5m2 x e4m3.
+    static_assert(Types::kBE4m3, "fp8 instances take e4m3 weights or activations as B");
+    if constexpr (N == 128) {
+      if constexpr (Types::kAE4m3) {
+        GG_WGMMA_M64N128(GG_WGMMA_FP8("e4m3", "e4m3"), "");
+      } else {
+        GG_WGMMA_M64N128(GG_WGMMA_FP8("e5m2", "e4m3"), "");
+      }
     } else {
-      GG_WGMMA_M64N256K16("f16");
+      if constexpr (Types::kAE4m3) {
+        GG_WGMMA_M64N256(GG_WGMMA_FP8("e4m3", "e4m3"), "");
+      } else {
+        GG_WGMMA_M64N256(GG_WGMMA_FP8("e5m2", "e4m3"), "");
+      }
     }
   }
 }
 
-#undef GG_WGMMA_M64N128K16
-#undef GG_WGMMA_M64N256K16
+#undef GG_WGMMA_M64N128
+#undef GG_WGMMA_M64N256
+#undef GG_WGMMA_16BIT
+#undef GG_WGMMA_FP8
+#undef GG_WGMMA_TRANSPOSE
+#undef GG_WGMMA_TRANSPOSE_N256
 
 }  // namespace gg::sm90

@@ -1,6 +1,15 @@
-// Hopper grouped GEMM, bf16/fp16 in, fp32 accumulate, one launch per op:
+// The Hopper grouped GEMM kernel, fp32 accumulate, one launch per op:
 //   ragged-M  out[g rows] = alpha_g * lhs[g rows] * op(rhs[g]) + beta_g * out[g rows] + bias[g]
 //   ragged-K  out[g]      = alpha_g * lhs[g rows]^T * rhs[g rows] + beta_g * out[g]
+// Operands bf16/fp16, or fp8 (e4m3 / e5m2) with their fp32 tensor, group or
+// rowwise scales applied to the accumulators in the epilogue. Contraction
+// steps are counted in bytes: a k-step is 128 bytes of each operand row (64
+// 16-bit or 128 fp8 elements), so the TMA boxes, the 128-byte swizzle, the
+// smem descriptors and the stages are one layout for every element type, and
+// an element type is the wgmma instruction (k16 or k32, 32 bytes each) plus
+// the epilogue's scales. fp8 wgmma reads K-major operands only.
+// The instances are compiled by element family in sm90_gemm_16bit.cu and
+// sm90_gemm_fp8.cu; the host side (maps, plan, dispatch) is sm90_gemm.cu.
 //
 // Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups;
 // for ragged-K with long groups, clusters of two CTAs that share each B tile
@@ -54,53 +63,50 @@
 // Register budget (setmaxnreg): producer 40, consumers 232.
 #include <cuda.h>
 #include <cuda/ptx>
+#pragma once
+
+#include <cuda.h>
+#include <cuda/ptx>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <array>
-#include <string>
 #include <type_traits>
 
-#include "api/describe.h"
-#include "api/error.h"
-#include "api/log.h"
 #include "common/groups.h"
-#include "common/workspace.h"
-#include "kernels/device.h"
-#include "kernels/paths.h"
+#include "kernels/portable/operand_decode.h"
 #include "kernels/sm90/epilogue.cuh"
-#include "kernels/sm90/expert_maps.h"
 #include "kernels/sm90/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
-#include "kernels/sm90/tensor_map.h"
 #include "kernels/sm90/tile_order.h"
-#include "kernels/sm90/token_maps.h"
 #include "kernels/sm90/wgmma.h"
 #include "kernels/unused_rows.cuh"
 #include "plan/plan.h"
 
 namespace gg::sm90 {
-namespace {
 
-constexpr int kBlockK = 64;
+constexpr int kStepBytes = 128;  // of each operand row per k-step
 constexpr int kThreads = 384;
 constexpr int kConsumerThreads = 256;
 constexpr int kBoxBytes = 64 * 128;  // one 64 x 64 16-bit TMA box
+
+// Contraction elements of one k-step: 64 16-bit or 128 fp8 elements.
+template <typename T>
+constexpr int kStepK = kStepBytes / OperandTypes<T>::kBytes;
 
 // The layout of one tile shape. A 128-row tile gives each consumer 64 rows of
 // all BN columns; a 64-row tile gives each the 64 rows and half the columns.
 template <Sm90Tile kShape>
 struct Config {
   static constexpr Sm90TileConfig kTile = sm90_tile_config(kShape);
-  static_assert(kTile.block_k == kBlockK, "the plan's tile is the kernel's tile");
+  static_assert(kTile.block_k * 2 == kStepBytes, "the plan's stages hold 128-byte k-steps");
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr bool kSplitN = kBlockM == 64;
   static constexpr int kConsumerN = kSplitN ? kBlockN / 2 : kBlockN;  // columns per consumer
   static constexpr int kStages = kTile.stages;
-  static constexpr int kAStageBytes = kBlockM * kBlockK * 2;
-  static constexpr int kBStageBytes = kBlockN * kBlockK * 2;
+  static constexpr int kAStageBytes = kBlockM * kStepBytes;
+  static constexpr int kBStageBytes = kBlockN * kStepBytes;
   static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
   static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
@@ -130,6 +136,10 @@ struct Params {
   int groups;
   int64_t zero_rows_end;  // GG_GEMM_ZERO_UNUSED_ROWS: M (unused_rows.cuh); else 0
   uint32_t* flags;
+  // fp8 operands: their fp32 tensor, group or rowwise scales, applied to
+  // the accumulators in the epilogue (16-bit operands: the defaults).
+  portable::QuantOperand lhs_quant;
+  portable::QuantOperand rhs_quant;
 };
 
 // Where one output tile's operands come from and where it goes.
@@ -139,7 +149,7 @@ struct Tile {
   int b_mn;     // first B column (n or q)
   int b_group;  // B's third TMA coordinate (ragged-M: g; ragged-K: 0)
   int k0;       // first contraction index (ragged-K: the group's first token, rounded
-                // down to 8 so TMA boxes start 16-byte aligned)
+                // down to 16 bytes so TMA boxes start 16-byte aligned)
   int k_steps;
   int k_first;  // contraction elements of the first step before the group (ragged-K)
   int k_last;   // contraction elements in the last step that belong to the group
@@ -155,8 +165,9 @@ struct Tile {
 // kTokenMaps (ragged-K): a group that ends inside a k-step or starts off a
 // 16-byte boundary loads through its own maps (token_maps.h), whose token 0
 // is its first.
-template <gg_op kOp, int kBlockM, int kBlockN, int kCluster, bool kTokenMaps>
+template <gg_op kOp, int kBlockM, int kBlockN, int kBlockK, int kCluster, bool kTokenMaps>
 struct TileMap {
+  static constexpr int kChunkK = kBlockK / 8;  // elements of 16 bytes
   static_assert(kCluster == 1 || kOp == GG_OP_RAGGED_K, "ragged-M tiles are not paired");
   const Params& p;
   GroupTable table;
@@ -208,10 +219,11 @@ struct TileMap {
       // (K-major operands: a TMA box must start 16-byte aligned in global
       // memory), its k-steps start at the aligned token before the group,
       // and the tokens before its start and past its end are zeroed.
-      t.own_maps = kTokenMaps && ((table.start[g] & 7) != 0 || table.rows[g] % kBlockK != 0);
+      t.own_maps =
+          kTokenMaps && ((table.start[g] & (kChunkK - 1)) != 0 || table.rows[g] % kBlockK != 0);
       const int start = t.own_maps ? 0 : table.start[g];
       const int end = start + table.rows[g];
-      t.k0 = start & ~7;
+      t.k0 = start & ~(kChunkK - 1);
       t.k_first = start - t.k0;
       t.k_steps = table.rows[g] == 0 ? 0 : (end - t.k0 + kBlockK - 1) / kBlockK;
       t.k_last = end - t.k0 - (t.k_steps - 1) * kBlockK;
@@ -251,27 +263,29 @@ __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* sm
 
 // Zeroes the contraction elements in [k_lo, k_hi) but outside [k_begin,
 // k_end) of an operand tile, run by the 256 consumer threads. [k_lo, k_hi)
-// are the 16-deep slices the wgmma will read; slices outside it are skipped
-// and need no zeros. K-major rows hold 8 16-byte chunks, chunk c of row r
-// stored at c ^ (r % 8) (the 128-byte swizzle); MN-major boxes hold one
-// 128-byte row per k.
-template <bool kKMajor, int kRows>
+// are the 32-byte slices the wgmma will read; slices outside it are skipped
+// and need no zeros. K-major rows hold 8 16-byte chunks of E elements,
+// chunk c of row r stored at c ^ (r % 8) (the 128-byte swizzle); MN-major
+// boxes (16-bit elements only) hold one 128-byte row per k.
+template <bool kKMajor, int kRows, typename E>
 __device__ __forceinline__ void zero_outside(uint8_t* tile, int k_lo, int k_hi, int k_begin,
                                              int k_end, int thread) {
   if constexpr (kKMajor) {
+    constexpr int kChunkK = 16 / sizeof(E);
     for (int i = thread; i < kRows * 8; i += kConsumerThreads) {
       const int row = i / 8;
       const int chunk = i % 8;
-      if (chunk * 8 >= k_hi || chunk * 8 + 8 <= k_lo) continue;
-      if (chunk * 8 >= k_begin && chunk * 8 + 8 <= k_end) continue;
-      uint16_t* elements = reinterpret_cast<uint16_t*>(tile + row * 128 + ((chunk ^ (row & 7)) * 16));
+      if (chunk * kChunkK >= k_hi || chunk * kChunkK + kChunkK <= k_lo) continue;
+      if (chunk * kChunkK >= k_begin && chunk * kChunkK + kChunkK <= k_end) continue;
+      E* elements = reinterpret_cast<E*>(tile + row * 128 + ((chunk ^ (row & 7)) * 16));
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int k = chunk * 8 + e;
+      for (int e = 0; e < kChunkK; ++e) {
+        const int k = chunk * kChunkK + e;
         if (k < k_begin || k >= k_end) elements[e] = 0;
       }
     }
   } else {
+    static_assert(sizeof(E) == 2, "MN-major operands are 16-bit");
     const int rows = k_hi - k_lo;
     for (int i = thread; i < (kRows / 64) * rows * 8; i += kConsumerThreads) {
       const int box = i / (rows * 8);
@@ -288,12 +302,56 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
+// Multiplies a consumer's 64 x kN block of accumulators by the fp32 scales
+// of group g's fp8 operands (portable/operand_decode.h's QuantOperand, as
+// the portable path reads them): the tensor or group scales of both, and
+// rowwise scales, lhs's by output row (the output's own rows in ragged-M,
+// group g's in ragged-K) and rhs's by output column. Done in registers
+// before the epilogue, which then runs as for 16-bit operands. Accumulator
+// i of a thread is row warp*16 + lane/4 + 8*((i/2)%2), column 8*(i/4) +
+// 2*(lane%4) + i%2 of the block; no scale is read past `rows` or `cols`.
+template <gg_op kOp, int kN>
+__device__ __forceinline__ void scale_accumulators(const Params& p, int g, int64_t row0, int rows,
+                                                   int col0, int thread, float (&acc)[kN / 2]) {
+  using portable::QuantOperand;
+  const auto rowwise = [](const QuantOperand& q, int group) -> const float* {
+    if (q.scaling != GG_BLOCK_ROWWISE) return nullptr;
+    return reinterpret_cast<const float*>(portable::group_scales(q, group));
+  };
+  const float both = portable::fp32_scale(p.lhs_quant, g) * portable::fp32_scale(p.rhs_quant, g);
+  const float* row_scales = rowwise(p.lhs_quant, kOp == GG_OP_RAGGED_M ? 0 : g);
+  const float* col_scales = rowwise(p.rhs_quant, g);
+  const int lane = thread % 32;
+  float row_factor[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = (thread / 32) * 16 + lane / 4 + 8 * half;
+    row_factor[half] = both;
+    if (row_scales != nullptr && r < rows) {
+      row_factor[half] *= row_scales[(row0 + r) * p.lhs_quant.scale_row_length];
+    }
+  }
+#pragma unroll
+  for (int block = 0; block < kN / 8; ++block) {
+    const int c = col0 + block * 8 + 2 * (lane % 4);
+    float col_factor[2] = {1.0f, 1.0f};
+    if (col_scales != nullptr) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        if (c + e < p.out.cols) col_factor[e] = col_scales[(c + e) * p.rhs_quant.scale_row_length];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[block * 4 + i] *= row_factor[i / 2] * col_factor[i % 2];
+  }
+}
+
 // 128-byte chunks a box of the staging buffer (epilogue.cuh's StagingLayout).
 template <bool kSparseK>
 constexpr int kStagingChunks = kSparseK ? 2 : 1;
 
 // kSparseK (ragged-K with groups of a few tokens): a step issues only the
-// 16-deep wgmma slices that hold group tokens. The skipped slices are
+// 32-byte wgmma slices that hold group tokens. The skipped slices are
 // predicated off, which makes ptxas serialize the kernel's wgmmas: worth it
 // only when steps are mostly empty, so it is an instance of its own.
 // Its tiles are nearly all epilogue, and their blocks leave in boxes two
@@ -306,6 +364,12 @@ template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, b
           bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Cfg = Config<kShape>;
+  using Types = OperandTypes<T>;
+  // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
+  constexpr int kBlockK = kStepK<T>;
+  constexpr int kSliceK = kBlockK / 4;
+  // The storage of one element, for zeroing tokens outside a group.
+  using Element = std::conditional_t<Types::kFp8, uint8_t, uint16_t>;
   constexpr int kBlockM = Cfg::kBlockM;
   constexpr int kBlockN = Cfg::kBlockN;
   static_assert(kCluster == 1 || (kCluster == 2 && !Cfg::kSplitN), "pairs of 128-row tiles");
@@ -348,7 +412,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     __syncthreads();
   }
 
-  const TileMap<kOp, kBlockM, kBlockN, kCluster, kTokenMaps> tiles{
+  const TileMap<kOp, kBlockM, kBlockN, kBlockK, kCluster, kTokenMaps> tiles{
       p, table, (p.out.cols + kBlockN - 1) / kBlockN, rank};
   const int tile_count = tiles.count();
   const int first_unit = static_cast<int>(blockIdx.x) / kCluster;
@@ -466,19 +530,21 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
         uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
         // The group's elements of this step, [k_begin, k_end), and the
-        // 16-deep slices the step reads, [k_lo, k_hi): with kSparseK only
+        // 32-byte slices the step reads, [k_lo, k_hi): with kSparseK only
         // those holding group tokens (a group of a few tokens costs one wgmma
         // per step, not four). Their elements outside the group must be zero:
         // past a token map's end TMA fills them; without token maps
         // (K-major operands) the consumers zero them here.
         const int k_begin = ks == 0 ? t.k_first : 0;
         const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
-        const int k_lo = kSparseK ? k_begin / 16 * 16 : 0;
-        const int k_hi = kSparseK ? (k_end + 15) / 16 * 16 : kBlockK;
+        const int k_lo = kSparseK ? k_begin / kSliceK * kSliceK : 0;
+        const int k_hi = kSparseK ? (k_end + kSliceK - 1) / kSliceK * kSliceK : kBlockK;
         if (kOp == GG_OP_RAGGED_K && !kTokenMaps && (k_begin > k_lo || k_end < k_hi)) {
           const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
-          zero_outside<kAKMajor, kBlockM>(a_stage, k_lo, k_hi, k_begin, k_end, zeroing_thread);
-          zero_outside<kBKMajor, kBlockN>(b_stage, k_lo, k_hi, k_begin, k_end, zeroing_thread);
+          zero_outside<kAKMajor, kBlockM, Element>(a_stage, k_lo, k_hi, k_begin, k_end,
+                                                   zeroing_thread);
+          zero_outside<kBKMajor, kBlockN, Element>(b_stage, k_lo, k_hi, k_begin, k_end,
+                                                   zeroing_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
@@ -495,10 +561,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         fence_accumulators(acc);
         wgmma_fence();
 #pragma unroll
-        for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
+        for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
           wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
               acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
-              ks > 0 || k16 * 16 > k_lo, k16 * 16 >= k_lo && k16 * 16 < k_hi);
+              ks > 0 || k16 * kSliceK > k_lo, k16 * kSliceK >= k_lo && k16 * kSliceK < k_hi);
         }
         wgmma_commit();
         fence_accumulators(acc);
@@ -523,11 +589,16 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         mapped_group = t.group;
       }
       const int first_row = kSplit ? 0 : consumer * 64;
+      const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
+      if constexpr (Types::kFp8) {
+        scale_accumulators<kOp, kConsumerN>(p, t.group, t.a_mn + first_row,
+                                            min(64, t.rows - first_row), first_col, thread, acc);
+      }
       if (kEpiloguesInTurn) wait_for_turn(consumer);
       store_block<kOp == GG_OP_RAGGED_K, kConsumerN, kStagingChunks<kSparseK>>(
-          p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row),
-          t.b_mn + (kSplit ? consumer * kConsumerN : 0), thread, warpgroup_barrier(consumer),
-          smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes, acc);
+          p.out, t.group, t.a_mn + first_row, min(64, t.rows - first_row), first_col, thread,
+          warpgroup_barrier(consumer), smem + Cfg::kStagingOffset + consumer * Cfg::kStagingBytes,
+          acc);
       if (kEpiloguesInTurn) hand_turn(1 - consumer);
     };
     for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
@@ -562,80 +633,6 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   }
 }
 
-// ---------------------------------------------------------------- host side
-
-// A 3-D map {inner, outer, groups} over a matrix view with rows of `ld`
-// elements and matrices `group_stride` elements apart, boxed as one operand
-// tile: K-major {64, rows} or MN-major {64, 64}.
-bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inner, int64_t outer,
-                 int64_t groups, int64_t ld, int64_t group_stride, bool k_major, int tile_rows,
-                 std::string* why_not) {
-  const uint64_t dims[3] = {uint64_t(inner), uint64_t(outer), uint64_t(groups)};
-  const uint64_t strides[2] = {uint64_t(ld) * 2,
-                               uint64_t(groups > 1 ? group_stride : ld * outer) * 2};
-  const uint32_t box[3] = {64, uint32_t(k_major ? tile_rows : 64), 1};
-  const CUtensorMapDataType dtype =
-      type == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
-}
-
-// The output's TMA-store map for boxes of `chunks` 128-byte chunks x 64 rows
-// (epilogue.cuh's StagingLayout): 3-D {cols, rows, groups} for one, 4-D
-// {chunk, chunks, rows, groups} over the row's whole chunks for two.
-// Per-expert outputs (a pointer array) are given `maps`, the workspace's:
-// their map is one expert's matrix, encoded over that aligned address, whose
-// copies take each expert's own (expert_maps.h). Without a map (`bulk`
-// false, `maps` null) the epilogue copies blocks out itself: for rows TMA
-// cannot address exactly (a 3-D map's store clips the row's end only to 16
-// bytes: it would write into the padding after a row of, say, 100 bf16
-// values), as for the blocks that reach into a 4-D map's last, partial chunk.
-void output_map(OutputParams* o, int64_t rows, int64_t groups, int chunks) {
-  const int64_t bytes = o->dtype == GG_DTYPE_FP32 ? 4 : 2;
-  const int64_t chunk_cols = 128 / bytes;
-  const void* base = o->pointer_array ? static_cast<const void*>(o->maps) : o->data;
-  const int64_t matrices = o->pointer_array ? 1 : groups;
-  const int64_t whole_chunks = o->cols / chunk_cols;
-  const bool addressable = base != nullptr && reinterpret_cast<uintptr_t>(base) % 16 == 0 &&
-                           (o->ld * bytes) % 16 == 0 &&
-                           (chunks == 1 ? (o->cols * bytes) % 16 == 0 : whole_chunks > 0) &&
-                           (matrices == 1 || (o->group_stride * bytes) % 16 == 0);
-  o->bulk = false;
-  o->tma_cols = chunks == 1 ? o->cols : int(whole_chunks * chunk_cols);
-  if (addressable) {
-    const uint64_t matrix_stride =
-        uint64_t((matrices > 1 ? o->group_stride : o->ld * rows) * bytes);
-    const uint64_t dims3[3] = {uint64_t(o->cols), uint64_t(rows), uint64_t(matrices)};
-    const uint64_t strides3[2] = {uint64_t(o->ld * bytes), matrix_stride};
-    const uint32_t box3[3] = {uint32_t(chunk_cols), 64, 1};
-    const uint64_t dims4[4] = {uint64_t(chunk_cols), uint64_t(whole_chunks), uint64_t(rows),
-                               uint64_t(matrices)};
-    const uint64_t strides4[3] = {128, uint64_t(o->ld * bytes), matrix_stride};
-    const uint32_t box4[4] = {uint32_t(chunk_cols), 2, 64, 1};
-    const CUtensorMapDataType type = o->dtype == GG_DTYPE_FP32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                     : o->dtype == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    std::string why_not;
-    o->bulk = chunks == 1
-                  ? encode_tile_map(&o->map, type, 3, base, dims3, strides3, box3, &why_not)
-                  : encode_tile_map(&o->map, type, 4, base, dims4, strides4, box4, &why_not);
-  }
-  if (!o->bulk) o->maps = nullptr;
-}
-
-// Writes the per-expert copies of `matrix` (expert_maps.h), on the stream
-// of the launch that reads them.
-gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUtensorMap* maps,
-                          int groups, cudaStream_t stream) {
-  const cudaError_t error = write_expert_maps(matrix, pointers, maps, groups, stream);
-  if (error == cudaSuccess) return GG_STATUS_SUCCESS;
-  return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: per-expert maps: %s",
-                   cudaGetErrorString(error));
-}
-
-void log_choice(const Sm90Plan& plan, const OutputParams& o) {
-  if (!api::log_enabled()) return;
-  api::log_line(plan.describe() + (o.bulk ? ", TMA-store epilogue" : ", direct-store epilogue"));
-}
 
 // One CTA per SM; with clusters of two, as many clusters as fit at once
 // (a cluster's CTAs share a GPC, and GPCs need not have an even number of
@@ -680,246 +677,63 @@ gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
                                                                : GG_STATUS_CUDA_ERROR;
 }
 
-// Picks the template instance: element type, operand majors.
-template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster = 1>
-gg_status dispatch_type(Params& p, const gg_gemm_desc& d, bool a_kmajor, bool b_kmajor, int sm_count,
-                        cudaStream_t stream) {
-  const bool bf16 = d.lhs.dtype == GG_DTYPE_BF16;
-  const int g = d.num_groups;
-#define GG_SM90_CASE(A, B)                                                                        \
-  if (a_kmajor == A && b_kmajor == B) {                                                           \
-    return bf16 ? launch<kOp, kSparseK, kShape, kCluster, __nv_bfloat16, A, B>(p, g, sm_count,    \
-                                                                               stream)            \
-                : launch<kOp, kSparseK, kShape, kCluster, __half, A, B>(p, g, sm_count, stream);  \
-  }
-  if constexpr (kOp == GG_OP_RAGGED_M) {
-    GG_SM90_CASE(true, true)
-    GG_SM90_CASE(true, false)
-  } else {
-    GG_SM90_CASE(true, true)
-    GG_SM90_CASE(true, false)
-    GG_SM90_CASE(false, true)
-    GG_SM90_CASE(false, false)
-  }
-#undef GG_SM90_CASE
-  return GG_STATUS_INTERNAL_ERROR;
-}
 
-}  // namespace
-}  // namespace gg::sm90
-
-namespace gg {
-
-bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
-  const bool sixteen_bit = d.lhs.dtype == GG_DTYPE_BF16 || d.lhs.dtype == GG_DTYPE_FP16;
-  if (!sixteen_bit || d.rhs.dtype != d.lhs.dtype) {
-    *why_not = "sm90 path: lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs) +
-               " is not supported (bf16 or fp16 inputs of one type only; GG_PATH_REFERENCE "
-               "computes every format)";
-    return false;
-  }
-  if (d.num_groups > kSm90MaxGroups) {
-    *why_not = "sm90 path: at most 2048 groups";
-    return false;
-  }
-  // The problem's own dimensions, as sm90_gemm_run reads them: the kernel
-  // counts them in int, and a TMA map cannot span an empty one (an empty
-  // problem is the portable path's).
-  const bool lhs_t = d.lhs_layout == GG_LAYOUT_T;
-  const bool rhs_t = d.rhs_layout == GG_LAYOUT_T;
-  struct Dim {
-    const char* name;
-    int64_t value;
-  };
-  // Ragged-M: lhs [M, K], rhs [G, N, K] (T) or [G, K, N]. Ragged-K: lhs
-  // [M, P] or [P, M] (T), rhs [M, Q] or [Q, M] (T).
-  const std::array<Dim, 3> dims =
-      d.op == GG_OP_RAGGED_M
-          ? std::array<Dim, 3>{{{"M", d.lhs.shape[0]},
-                                {"K", d.lhs.shape[1]},
-                                {"N", d.rhs.shape[rhs_t ? 1 : 2]}}}
-          : std::array<Dim, 3>{{{"M", d.lhs.shape[lhs_t ? 1 : 0]},
-                                {"P", d.lhs.shape[lhs_t ? 0 : 1]},
-                                {"Q", d.rhs.shape[rhs_t ? 0 : 1]}}};
-  for (const auto& dim : dims) {
-    if (dim.value == 0 || dim.value >= int64_t{1} << 31) {
-      *why_not = api::text_printf("sm90 path: %s = %lld; it takes dimensions in [1, 2^31)",
-                                  dim.name, static_cast<long long>(dim.value));
-      return false;
-    }
-  }
-  return true;
-}
-
-namespace {
-
-// Whether the op's per-group operand (ragged-M rhs, ragged-K out) is a
-// device array of G pointers.
-bool per_expert(const gg_gemm_desc& d) {
-  const gg_tensor& t = d.op == GG_OP_RAGGED_M ? d.rhs : d.out;
-  return (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
-}
-
-// Whether a ragged-K product loads its operands through per-group token
-// maps: both hold tokens as rows (layout N, MN-major).
-bool token_maps(const gg_gemm_desc& d) {
-  return d.op == GG_OP_RAGGED_K && d.lhs_layout != GG_LAYOUT_T && d.rhs_layout != GG_LAYOUT_T;
-}
-
-}  // namespace
-
-// The scratch holds the per-expert maps (expert_maps.h), then the token
-// maps (token_maps.h), each where the problem takes them.
-size_t sm90_gemm_scratch_bytes(const gg_gemm_desc& d) {
-  return (per_expert(d) ? sm90::expert_maps_bytes(d.num_groups) : 0) +
-         (token_maps(d) ? sm90::token_maps_bytes(d.num_groups) : 0);
-}
-
-gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStream_t stream) {
-  using namespace sm90;
-  DeviceInfo info;
-  std::string why;
-  if (!query_device(-1, &info, &why)) return GG_STATUS_NO_DEVICE;
-  // The tensor maps are encoded by the driver API, which needs the device's
-  // context current on this thread; a thread that has made no runtime call
-  // yet (torch's autograd thread, for one) has none until cudaSetDevice
-  // binds the primary context.
-  if (const cudaError_t error = cudaSetDevice(info.ordinal); error != cudaSuccess) {
-    return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: cudaSetDevice(%d): %s", info.ordinal,
-                     cudaGetErrorString(error));
-  }
-
-  Params p{};
-  p.out.data = d.out.data;
-  p.out.dtype = d.out.dtype;
-  p.out.pointer_array = (d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0;
-  p.out.alpha = d.alpha.value;
-  p.out.beta = d.beta.value;
-  p.out.alpha_per_group = d.alpha.per_group;
-  p.out.beta_per_group = d.beta.per_group;
-  p.sizes = d.group_sizes.sizes;
-  p.offsets = d.group_sizes.offsets;
-  p.index_type = d.group_sizes.type;
-  p.rows_capacity = d.lhs_layout == GG_LAYOUT_T && d.op == GG_OP_RAGGED_K ? d.lhs.shape[1]
-                                                                           : d.lhs.shape[0];
-  p.groups = d.num_groups;
-  p.flags = workspace_flags(workspace);
-  char* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
-  CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(scratch) : nullptr;
-
-  const Sm90Plan plan =
-      plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
-  const int block_m = plan.config.block_m;
-  const int block_n = plan.config.block_n;
-  const int64_t m = p.rows_capacity;
-  const int sm_count = info.sm_count;
+// Which instance a launch runs: the plan's tile and mode, the operand majors.
+struct Instance {
+  gg_op op;
+  Sm90Tile tile;
+  bool sparse_k;
+  int cluster;
   bool a_kmajor;
   bool b_kmajor;
-  bool ok;
-  if (d.op == GG_OP_RAGGED_M) {
-    // lhs [M, K]; rhs [G, N, K] (T, K-major) or [G, K, N] (N, MN-major).
-    const int64_t k = d.lhs.shape[1];
-    b_kmajor = d.rhs_layout == GG_LAYOUT_T;
-    const int64_t n = b_kmajor ? d.rhs.shape[1] : d.rhs.shape[2];
-    p.out_rows = 0;
-    p.k_dim = int(k);
-    p.out.cols = int(n);
-    p.out.ld = d.out.strides[0];
-    p.zero_rows_end = (d.flags & GG_GEMM_ZERO_UNUSED_ROWS) ? d.out.shape[0] : 0;
-    p.out.bias = d.bias.data;
-    p.out.bias_ld = d.bias.data ? d.bias.strides[0] : 0;
-    p.out.bias_dtype = d.bias.dtype;
-    output_map(&p.out, d.out.shape[0], 1, kStagingChunks<false>);
-    log_choice(plan, p.out);
-    a_kmajor = true;
-    // Per-expert weights: one expert's matrix, over the maps' own address
-    // until each copy takes its expert's (expert_maps.h).
-    ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
-                     block_m, &why) &&
-         operand_map(&p.b_map, d.rhs.dtype, expert_maps ? expert_maps : d.rhs.data,
-                     b_kmajor ? k : n, b_kmajor ? n : k, expert_maps ? 1 : d.num_groups,
-                     d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
-    if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
-    if (expert_maps != nullptr) {
-      const gg_status status =
-          maps_of_experts(p.b_map, d.rhs.data, expert_maps, d.num_groups, stream);
-      if (status != GG_STATUS_SUCCESS) return status;
-      p.b_maps = expert_maps;
-    }
-    switch (plan.tile) {
-      case Sm90Tile::k64x256:
-        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k64x256>(p, d, a_kmajor, b_kmajor,
-                                                                       sm_count, stream);
-      case Sm90Tile::k128x256:
-        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k128x256>(p, d, a_kmajor, b_kmajor,
-                                                                        sm_count, stream);
-      case Sm90Tile::k128x128:
-        return dispatch_type<GG_OP_RAGGED_M, false, Sm90Tile::k128x128>(p, d, a_kmajor, b_kmajor,
-                                                                        sm_count, stream);
+};
+
+// The instance of `which` for element types T and the given majors.
+// Ragged-M lhs is always K-major ([M, K]); ragged-K outputs take 128-row
+// tiles only, the sparse-K mode both widths, cluster pairs the wide one.
+template <typename T, bool kAKMajor, bool kBKMajor>
+gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_count,
+                          cudaStream_t stream) {
+  if (which.op == GG_OP_RAGGED_M) {
+    if constexpr (kAKMajor) {
+      switch (which.tile) {
+        case Sm90Tile::k64x256:
+          return launch<GG_OP_RAGGED_M, false, Sm90Tile::k64x256, 1, T, true, kBKMajor>(
+              p, groups, sm_count, stream);
+        case Sm90Tile::k128x256:
+          return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x256, 1, T, true, kBKMajor>(
+              p, groups, sm_count, stream);
+        case Sm90Tile::k128x128:
+          return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x128, 1, T, true, kBKMajor>(
+              p, groups, sm_count, stream);
+      }
     }
     return GG_STATUS_INTERNAL_ERROR;
   }
-  // Ragged-K: lhs [M, P] (N, MN-major) or [P, M] (T, K-major); rhs [M, Q] or [Q, M].
-  a_kmajor = d.lhs_layout == GG_LAYOUT_T;
-  b_kmajor = d.rhs_layout == GG_LAYOUT_T;
-  const int64_t pdim = a_kmajor ? d.lhs.shape[0] : d.lhs.shape[1];
-  const int64_t qdim = b_kmajor ? d.rhs.shape[0] : d.rhs.shape[1];
-  p.out_rows = int(pdim);
-  p.k_dim = 0;
-  // In a cluster pair each CTA loads half of the B tile.
-  const int b_box_rows = plan.multicast ? block_n / 2 : block_n;
-  p.out.cols = int(qdim);
-  p.out.ld = d.out.strides[1];
-  p.out.group_stride = p.out.pointer_array ? 0 : d.out.strides[0];
-  p.out.maps = expert_maps;
-  output_map(&p.out, pdim, d.num_groups,
-             plan.sparse_k ? kStagingChunks<true> : kStagingChunks<false>);
-  // G weight-sized outputs stream through L2 while the CTAs of a wave keep
-  // re-reading the group's token rows from it; the outputs are not read
-  // again by this launch, so their lines go first (on an H100:
-  // decode wgrad 1.01-1.16x faster, 0.84-0.98 of the roofline; compute-bound
-  // prefill within the noise).
-  p.out.evict_first = true;
-  log_choice(plan, p.out);
-  ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
-                   d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
-       operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
-                   d.rhs.strides[0], 0, b_kmajor, b_box_rows, &why);
-  if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
-  if (p.out.maps != nullptr) {
-    const gg_status status =
-        maps_of_experts(p.out.map, d.out.data, expert_maps, d.num_groups, stream);
-    if (status != GG_STATUS_SUCCESS) return status;
-  }
-  if (token_maps(d)) {
-    CUtensorMap* maps = reinterpret_cast<CUtensorMap*>(
-        scratch + (expert_maps != nullptr ? expert_maps_bytes(d.num_groups) : 0));
-    const TokenOperand lhs{p.a_map, d.lhs.data, d.lhs.strides[0] * 2};
-    const TokenOperand rhs{p.b_map, d.rhs.data, d.rhs.strides[0] * 2};
-    const cudaError_t error = write_token_maps(lhs, rhs, p.sizes, p.offsets, p.index_type,
-                                               p.groups, p.rows_capacity, maps, stream);
-    if (error != cudaSuccess) {
-      return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: per-group token maps: %s",
-                       cudaGetErrorString(error));
-    }
-    p.token_maps = maps;
-  }
-  // Ragged-K outputs are not ragged: the plan gives them 128-row tiles.
   constexpr Sm90Tile kWide = Sm90Tile::k128x256;
   constexpr Sm90Tile kNarrow = Sm90Tile::k128x128;
-  const bool wide = plan.tile == kWide;
-  if (plan.sparse_k) {
-    return wide ? dispatch_type<GG_OP_RAGGED_K, true, kWide>(p, d, a_kmajor, b_kmajor, sm_count, stream)
-                : dispatch_type<GG_OP_RAGGED_K, true, kNarrow>(p, d, a_kmajor, b_kmajor, sm_count,
-                                                                stream);
+  const bool wide = which.tile == kWide;
+  if (which.sparse_k) {
+    return wide ? launch<GG_OP_RAGGED_K, true, kWide, 1, T, kAKMajor, kBKMajor>(p, groups,
+                                                                                sm_count, stream)
+                : launch<GG_OP_RAGGED_K, true, kNarrow, 1, T, kAKMajor, kBKMajor>(
+                      p, groups, sm_count, stream);
   }
-  if (plan.multicast) {
-    return dispatch_type<GG_OP_RAGGED_K, false, kWide, 2>(p, d, a_kmajor, b_kmajor, sm_count,
-                                                          stream);
+  if (which.cluster == 2) {
+    return launch<GG_OP_RAGGED_K, false, kWide, 2, T, kAKMajor, kBKMajor>(p, groups, sm_count,
+                                                                          stream);
   }
-  return wide ? dispatch_type<GG_OP_RAGGED_K, false, kWide>(p, d, a_kmajor, b_kmajor, sm_count, stream)
-              : dispatch_type<GG_OP_RAGGED_K, false, kNarrow>(p, d, a_kmajor, b_kmajor, sm_count,
-                                                               stream);
+  return wide ? launch<GG_OP_RAGGED_K, false, kWide, 1, T, kAKMajor, kBKMajor>(p, groups,
+                                                                               sm_count, stream)
+              : launch<GG_OP_RAGGED_K, false, kNarrow, 1, T, kAKMajor, kBKMajor>(
+                    p, groups, sm_count, stream);
 }
 
-}  // namespace gg
+// The instances of each element family, compiled in a file of their own
+// (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu).
+gg_status launch_16bit(Params& p, const Instance& which, bool bf16, int groups, int sm_count,
+                       cudaStream_t stream);
+gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs, int groups,
+                     int sm_count, cudaStream_t stream);
+
+}  // namespace gg::sm90
