@@ -18,10 +18,12 @@ time_in_turn: the median of CUDA-event times over --reps rounds). Before
 timing, each quantized result is checked against the bf16 one (a relative
 norm within the formats' error), so no wrong product is timed.
 
-Roofline efficiency = floor / time, floor = max(FLOPs / the dense bf16 rate
-of an 8192^3 torch.mm, bytes / the bandwidth of a large device-to-device
-copy), both measured in this run. The decode kernels multiply on bf16 tensor
-cores, hence the bf16 rate; bytes count each operand once as stored
+Roofline efficiency = floor / time, floor = max(FLOPs / the dense rate of
+the tensor cores the method multiplies on, bytes / the bandwidth of a large
+device-to-device copy), all measured in this run: fp8 x fp8 products (the
+sm90 path's fp8 wgmma, torch._scaled_grouped_mm) at the rate of an 8192^3
+torch._scaled_mm, the others (the decode kernels multiply on bf16 tensor
+cores) at that of an 8192^3 bf16 torch.mm. Bytes count each operand once as stored
 (quantized elements and their scales; weights of non-empty groups only) and
 the bf16 output. Without a CUDA GPU a run says so and exits 0.
 """
@@ -41,7 +43,7 @@ try:
     import torch
 
     from . import torch as ggt
-    from .bench import machine_rates, make_case, time_in_turn
+    from .bench import machine_rates, make_case, time_in_turn, time_ms
 except ModuleNotFoundError as error:
     if _optional.missing_framework(error) != "torch":
         raise
@@ -130,6 +132,28 @@ def scaled_grouped_mm(case):
     return run
 
 
+def fp8_rate(warmup: int, reps: int, warm_ms: float) -> Optional[float]:
+    """Dense fp8 FLOP/s: an 8192^3 e4m3 torch._scaled_mm with tensor scales
+    (None where this torch or GPU has none)."""
+    if not hasattr(torch, "_scaled_mm"):
+        return None
+    a = torch.randn(8192, 8192, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(8192, 8192, device="cuda").to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+    run = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)  # noqa: E731
+    try:
+        run()
+    except (RuntimeError, TypeError) as error:
+        print("torch._scaled_mm: %s" % str(error).splitlines()[0], file=sys.stderr)
+        return None
+    return 2 * 8192**3 / (time_ms(run, warmup, reps, warm_ms) * 1e-3)
+
+
+def on_fp8_cores(method: str) -> bool:
+    """Whether a method multiplies fp8 x fp8 on fp8 tensor cores."""
+    return method == "torch._scaled_grouped_mm" or method.startswith("fp8_")
+
+
 def measure_case(case, args, rates) -> List[dict]:
     flops = 2.0 * case.rows * case.preset.n * case.preset.k
     live = sum(1 for size in case.host_sizes if size) / case.preset.experts
@@ -144,6 +168,8 @@ def measure_case(case, args, rates) -> List[dict]:
     notes = []
     for x_fmt, w_fmt in FORMATS:
         name = label(x_fmt, w_fmt)
+        if args.formats and name not in args.formats:
+            continue
         x = quantized(case.x, x_fmt, case.sizes)
         w = quantized(case.w, w_fmt, None)
         if isinstance(x, str) or isinstance(w, str):
@@ -164,7 +190,8 @@ def measure_case(case, args, rates) -> List[dict]:
     out_bytes = case.rows * case.preset.n * 2
     records = []
     for name, ms in times.items():
-        floor = max(flops / rates["dense_flops"],
+        rate = rates["dense_fp8_flops"] if on_fp8_cores(name) else rates["dense_flops"]
+        floor = max(flops / rate,
                     (bytes_of[name] + out_bytes) / rates["copy_bytes_per_s"])
         records.append(dict(preset=case.preset.name, tokens=case.tokens, routing=case.routing,
                             method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
@@ -179,6 +206,8 @@ def parse_args(argv=None):
     parser.add_argument("--presets", default=",".join(p.name for p in presets.PRESETS))
     parser.add_argument("--tokens", default=",".join(str(t) for t in TOKENS))
     parser.add_argument("--routing", default="uniform,skewed")
+    parser.add_argument("--formats", type=lambda text: [f.strip() for f in text.split(",")],
+                        default=[], help="the FORMATS pairs to time, as labelled (default: all)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--warm-ms", type=float, default=0.0)
@@ -191,9 +220,11 @@ def main(argv=None) -> int:
         print("%s: no CUDA GPU (or no torch): nothing to time" % PROG)
         return 0
     rates = machine_rates(args.warmup, args.reps, args.warm_ms)
-    print("# %s; dense bf16 %.0f TFLOP/s, copy %.0f GB/s" % (
+    rates["dense_fp8_flops"] = (fp8_rate(args.warmup, args.reps, args.warm_ms)
+                                or rates["dense_flops"])
+    print("# %s; dense bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, copy %.0f GB/s" % (
         torch.cuda.get_device_name(), rates["dense_flops"] / 1e12,
-        rates["copy_bytes_per_s"] / 1e9))
+        rates["dense_fp8_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9))
     print("%-16s %6s %-8s %-26s %9s %8s %7s %6s" % (
         "preset", "tokens", "routing", "method", "ms", "TFLOP/s", "xbf16", "eff"))
     for name in args.presets.split(","):

@@ -362,33 +362,44 @@ TEST(BuildPaths, Sm90TakesEachOpsDimensionsInRange) {
   }
 }
 
-// The sm90 path runs bf16 and fp16 only: every quantized format, weight-only
-// included, is refused, naming both operands' formats and where they are
-// computed. The portable path takes them (exact decode into bf16) but for
-// what it names: fp8 1x128 / 128x128 blocks, fp16 activations with
+// The sm90 path runs bf16, fp16 and fp8 with tensor, group or rowwise
+// scales (e4m3 x e4m3, e5m2 x e4m3); every other quantized format, weight-
+// only included, is refused, naming both operands' formats and where they
+// are computed. The portable path takes them (exact decode into bf16) but
+// for what it names: fp8 1x128 / 128x128 blocks, fp16 activations with
 // quantized weights, ragged-K operands whose token blocks differ in size.
-TEST(BuildPaths, QuantizedOperandsRunOnThePortablePathOnly) {
+TEST(BuildPaths, QuantizedOperandsAndThePathsThatRunThem) {
   const std::vector<GemmPath>& paths = gg::api::gemm_paths();
   struct Operands {
     OperandFormats formats;
     const char* named;
+    const char* sm90_refusal;      // null: the sm90 path takes it
     const char* portable_refusal;  // null: the portable path takes it
   };
+  constexpr const char* kNotSm90 = "GG_PATH_REFERENCE computes every format";
+  constexpr const char* kFp8Scales = "fp8 with tensor, group or rowwise scales";
   const Operands cases[] = {
-      {{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp4 x rhs mxfp4",
-       nullptr},
-      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp8 e4m3 x rhs mxfp4",
-       nullptr},
+      {{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_NONE}, "lhs fp8 e4m3 x rhs fp8 e4m3",
+       nullptr, nullptr},
+      {{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE},
+       "lhs fp8 e5m2 rowwise x rhs fp8 e4m3 rowwise", nullptr, nullptr},
       {{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE},
-       "lhs fp8 e4m3 rowwise x rhs fp8 e5m2 rowwise", nullptr},
+       "lhs fp8 e4m3 rowwise x rhs fp8 e5m2 rowwise", "e4m3 x e4m3 and e5m2 x e4m3", nullptr},
+      {{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp4 x rhs mxfp4",
+       kNotSm90, nullptr},
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E4M3, GG_BLOCK_MX32},
+       "lhs mxfp8 e4m3 x rhs mxfp8 e4m3", kFp8Scales, nullptr},
+      {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp8 e4m3 x rhs mxfp4",
+       kNotSm90, nullptr},
       {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs bf16 x rhs mxfp4",
-       nullptr},
+       kNotSm90, nullptr},
       {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE},
-       "lhs bf16 x rhs fp8 e4m3 rowwise", nullptr},
+       "lhs bf16 x rhs fp8 e4m3 rowwise", kNotSm90, nullptr},
       {{GG_DTYPE_FP16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_MX32}, "lhs fp16 x rhs mxfp8 e4m3",
-       "weight-only needs bf16 activations"},
+       kNotSm90, "weight-only needs bf16 activations"},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_128X128},
-       "lhs fp8 e4m3 1x128 x rhs fp8 e4m3 128x128", "GG_PATH_REFERENCE computes them"},
+       "lhs fp8 e4m3 1x128 x rhs fp8 e4m3 128x128", kFp8Scales,
+       "GG_PATH_REFERENCE computes them"},
   };
   const UnverifiedKernelsVariable opted_in("1");  // the verified list is tested below
   for (const Operands& c : cases) {
@@ -398,9 +409,14 @@ TEST(BuildPaths, QuantizedOperandsRunOnThePortablePathOnly) {
     gg_gemm_desc normalized;
     ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
     std::string why;
-    EXPECT_FALSE(gg::api::find_path(paths, GG_PATH_SM90)->supports(normalized, &why));
-    EXPECT_THAT(why, HasSubstr(c.named));
-    EXPECT_THAT(why, HasSubstr("GG_PATH_REFERENCE computes every format"));
+    const bool sm90 = gg::api::find_path(paths, GG_PATH_SM90)->supports(normalized, &why);
+    if (c.sm90_refusal == nullptr) {
+      EXPECT_TRUE(sm90) << why;
+    } else {
+      EXPECT_FALSE(sm90);
+      EXPECT_THAT(why, HasSubstr(c.named));
+      EXPECT_THAT(why, HasSubstr(c.sm90_refusal));
+    }
     why.clear();
     const bool portable = gg::api::find_path(paths, GG_PATH_PORTABLE)->supports(normalized, &why);
     p.desc.path = GG_PATH_PORTABLE;
@@ -416,6 +432,59 @@ TEST(BuildPaths, QuantizedOperandsRunOnThePortablePathOnly) {
       EXPECT_EQ(gg_grouped_gemm_workspace_size(&p.desc, &bytes), GG_STATUS_NOT_SUPPORTED);
       EXPECT_THAT(gg_last_error(), HasSubstr(c.named));
     }
+  }
+}
+
+// fp8 wgmma reads K-major operands from 16-byte aligned rows: the sm90 path
+// refuses other layouts and strides, saying which, and GG_PATH_AUTO then
+// takes the portable path; its fp8 kernels answer only once verified.
+TEST(BuildPaths, Sm90Fp8NeedsKMajorAlignedOperandsAndVerifiedKernels) {
+  const GemmPath* sm90 = gg::api::find_path(gg::api::gemm_paths(), GG_PATH_SM90);
+  const OperandFormats e4m3{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_NONE};
+  const auto refusal = [&](GemmProblem& p) {
+    gg_gemm_desc normalized;
+    EXPECT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
+    std::string why;
+    return sm90->supports(normalized, &why) ? std::string() : why;
+  };
+  const UnverifiedKernelsVariable opted_in("1");
+  {
+    GemmProblem p = ragged_m_problem();
+    set_operand_formats(&p, e4m3);
+    EXPECT_EQ(refusal(p), "");
+    p.desc.rhs_layout = GG_LAYOUT_N;
+    p.desc.rhs = view(p.desc.rhs.data, GG_DTYPE_E4M3, {kGroups, kK, kN});
+    set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_NONE);
+    EXPECT_THAT(refusal(p), HasSubstr("rhs must be GG_LAYOUT_T ([G, N, K]"));
+  }
+  {
+    GemmProblem p = ragged_m_problem();
+    set_operand_formats(&p, e4m3);
+    p.desc.lhs.strides[0] = kK + 8;  // 40 bytes
+    EXPECT_THAT(refusal(p), HasSubstr("16-byte aligned data and row strides"));
+  }
+  {
+    GemmProblem p = ragged_m_problem();
+    set_operand_formats(&p, e4m3);
+    make_pointer_array(&p.arena, &p.desc.rhs);
+    EXPECT_THAT(refusal(p), HasSubstr("per-expert fp8 weights (a pointer array) run on the "
+                                      "portable path"));
+  }
+  {
+    GemmProblem p = ragged_k_problem();  // both layout N: tokens as rows
+    set_operand_formats(&p, e4m3);
+    EXPECT_THAT(refusal(p), HasSubstr("lhs and rhs must be GG_LAYOUT_T ([P, M] and [Q, M]"));
+  }
+  {
+    GemmProblem p = ragged_k_problem();
+    p.desc.lhs_layout = GG_LAYOUT_T;
+    p.desc.rhs_layout = GG_LAYOUT_T;
+    p.desc.lhs = view(p.arena.allocate(kP * 32), GG_DTYPE_E4M3, {kP, 32});
+    p.desc.rhs = view(p.arena.allocate(kQ * 32), GG_DTYPE_E4M3, {kQ, 32});
+    set_operand_formats(&p, {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE});
+    EXPECT_EQ(refusal(p), "");
+    const UnverifiedKernelsVariable unset(nullptr);
+    EXPECT_EQ(refusal(p), "sm90 path: " + gg::unverified_kernel_refusal("the sm90 fp8 kernels"));
   }
 }
 

@@ -147,12 +147,13 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
                             "GG_LAYOUT_T ([P, M] and [Q, M], the tokens contiguous: the "
                             "quantizer's columnwise copies)");
   }
+  if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+    return formats + ": per-expert fp8 weights (a pointer array) run on the portable path";
+  }
   // TMA reads rows that start on 16 bytes; the portable path takes the rest.
   const auto aligned = [](const gg_tensor& t, int rank) {
-    // A pointer array's matrices are its device pointers' (not visible here).
-    const bool pointers = (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
-    bool ok = pointers || reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-    for (int i = pointers ? 1 : 0; i + 1 < rank; ++i) ok = ok && t.strides[i] % 16 == 0;
+    bool ok = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
+    for (int i = 0; i + 1 < rank; ++i) ok = ok && t.strides[i] % 16 == 0;
     return ok;
   };
   if (!aligned(d.lhs, 2) || !aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
