@@ -1,9 +1,11 @@
 """python -m groupgemm.bench_quantized: quantized grouped GEMMs beside bf16 and torch's fp8.
 
 For each MoE preset (groupgemm.presets), token count and routing, the
-up-projection y[g rows] = x[g rows] @ w[g]^T (w [G, N, K], bf16 out) is
-timed, in the same run on the same GPU, with the operands already
-quantized (the GEMM alone; groupgemm.bench_quantize times the quantizer):
+up-projection y[g rows] = x[g rows] @ w[g]^T (w [G, N, K], bf16 out; --ops
+fprop) and its weight gradient dw[g] = dy[g rows]^T @ x[g rows] ([G, N, K],
+fp32 out; --ops wgrad) are timed, in the same run on the same GPU, with the
+operands already quantized (the GEMM alone; groupgemm.bench_quantize times
+the quantizer). The forward:
 
   bf16               groupgemm.torch.grouped_mm on bf16 operands
   <x fmt> x <w fmt>  groupgemm.torch.grouped_mm on groupgemm.torch.grouped_quantize's
@@ -12,6 +14,11 @@ quantized (the GEMM alone; groupgemm.bench_quantize times the quantizer):
   torch._grouped_mm  bf16, offsets = cumsum(sizes)
   torch._scaled_grouped_mm  fp8 e4m3 rowwise (a scale per token row and per
                      output channel), where this torch has it on this GPU
+
+The weight gradient: bf16 (groupgemm.torch.ragged_k_mm), torch._grouped_mm
+on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), and fp8
+(WGRAD_FORMATS: dy e5m2, x e4m3, tensor scales, the columnwise copies that
+grouped_quantize writes), fp32 out.
 
 Every method of a case is timed in turn, call by call (groupgemm.bench's
 time_in_turn: the median of CUDA-event times over --reps rounds). Before
@@ -59,6 +66,8 @@ FORMATS = [
     (None, "mxfp8_e4m3"),
     (None, "mxfp4"),
 ]
+# (dy format, x format) of the weight gradient, columnwise copies.
+WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor")]
 TOKENS = (128, presets.DECODE_TOKENS, presets.PREFILL_TOKENS)
 # Relative-norm distance from the bf16 product that a correct product stays
 # within (the formats' rounding; a wrong scale or block is off by ~1 or more).
@@ -194,10 +203,46 @@ def measure_case(case, args, rates) -> List[dict]:
         floor = max(flops / rate,
                     (bytes_of[name] + out_bytes) / rates["copy_bytes_per_s"])
         records.append(dict(preset=case.preset.name, tokens=case.tokens, routing=case.routing,
-                            method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
+                            op="fprop", method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
                             vs_bf16=times["bf16"] / ms, efficiency=floor / (ms * 1e-3)))
     for note in notes:
         print("  not run: " + note, file=sys.stderr)
+    return records
+
+
+def measure_wgrad(case, args, rates) -> List[dict]:
+    """The weight gradient's methods of one case, as measure_case's records."""
+    n, k = case.preset.n, case.preset.k
+    flops = 2.0 * case.rows * n * k
+    methods: Dict[str, object] = {
+        "bf16": lambda: ggt.ragged_k_mm(case.dy, case.x, case.sizes),
+        "torch._grouped_mm": lambda: torch._grouped_mm(case.dy.t(), case.x, offs=case.ends),
+    }
+    operand_bytes = stored_bytes(case.dy) + stored_bytes(case.x)
+    bytes_of = {"bf16": operand_bytes + 2 * case.preset.experts * n * k,
+                "torch._grouped_mm": operand_bytes + 2 * case.preset.experts * n * k}
+    reference = methods["bf16"]().float()
+    for dy_fmt, x_fmt in WGRAD_FORMATS:
+        name = label(dy_fmt, x_fmt)
+        if args.formats and name not in args.formats:
+            continue
+        dy = ggt.grouped_quantize(case.dy, case.sizes, columnwise=dy_fmt).columnwise
+        x = ggt.grouped_quantize(case.x, case.sizes, columnwise=x_fmt).columnwise
+        run = (lambda dy, x: lambda: ggt.ragged_k_mm(dy, x, case.sizes))(dy, x)
+        got = run().float()
+        error = float((got - reference).norm() / reference.norm().clamp_min(1e-30))
+        if error > tolerance((dy_fmt, x_fmt)):
+            raise RuntimeError("wgrad %s differs from bf16 by %.3g (relative norm)" % (name, error))
+        methods[name] = run
+        bytes_of[name] = stored_bytes(dy) + stored_bytes(x) + 4 * case.preset.experts * n * k
+    times = time_in_turn(methods, args.warmup, args.reps, args.warm_ms)
+    records = []
+    for name, ms in times.items():
+        rate = rates["dense_fp8_flops"] if on_fp8_cores(name) else rates["dense_flops"]
+        floor = max(flops / rate, bytes_of[name] / rates["copy_bytes_per_s"])
+        records.append(dict(preset=case.preset.name, tokens=case.tokens, routing=case.routing,
+                            op="wgrad", method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
+                            vs_bf16=times["bf16"] / ms, efficiency=floor / (ms * 1e-3)))
     return records
 
 
@@ -206,6 +251,7 @@ def parse_args(argv=None):
     parser.add_argument("--presets", default=",".join(p.name for p in presets.PRESETS))
     parser.add_argument("--tokens", default=",".join(str(t) for t in TOKENS))
     parser.add_argument("--routing", default="uniform,skewed")
+    parser.add_argument("--ops", default="fprop,wgrad")
     parser.add_argument("--formats", type=lambda text: [f.strip() for f in text.split(",")],
                         default=[], help="the FORMATS pairs to time, as labelled (default: all)")
     parser.add_argument("--warmup", type=int, default=3)
@@ -225,17 +271,19 @@ def main(argv=None) -> int:
     print("# %s; dense bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, copy %.0f GB/s" % (
         torch.cuda.get_device_name(), rates["dense_flops"] / 1e12,
         rates["dense_fp8_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9))
-    print("%-16s %6s %-8s %-26s %9s %8s %7s %6s" % (
-        "preset", "tokens", "routing", "method", "ms", "TFLOP/s", "xbf16", "eff"))
+    print("%-16s %6s %-8s %-5s %-36s %9s %8s %7s %6s" % (
+        "preset", "tokens", "routing", "op", "method", "ms", "TFLOP/s", "xbf16", "eff"))
+    measure = {"fprop": measure_case, "wgrad": measure_wgrad}
     for name in args.presets.split(","):
         preset = presets.find(name)
         for tokens in (int(t) for t in args.tokens.split(",")):
             for routing in args.routing.split(","):
                 case = make_case(preset, tokens, routing, seed=tokens)
-                for r in measure_case(case, args, rates):
-                    print("%-16s %6d %-8s %-26s %9.4f %8.1f %7.2f %5.0f%%" % (
-                        r["preset"], r["tokens"], r["routing"], r["method"], r["ms"],
-                        r["tflops"], r["vs_bf16"], 100 * r["efficiency"]))
+                for op in args.ops.split(","):
+                    for r in measure[op](case, args, rates):
+                        print("%-16s %6d %-8s %-5s %-36s %9.4f %8.1f %7.2f %5.0f%%" % (
+                            r["preset"], r["tokens"], r["routing"], r["op"], r["method"],
+                            r["ms"], r["tflops"], r["vs_bf16"], 100 * r["efficiency"]))
                 del case
                 torch.cuda.empty_cache()
     return 0
