@@ -60,6 +60,7 @@ except ModuleNotFoundError as error:
 FORMATS = [
     ("fp8_e4m3_tensor", "fp8_e4m3_group"),
     ("fp8_e4m3_rowwise", "fp8_e4m3_rowwise"),
+    ("fp8_e4m3_1x128", "fp8_e4m3_128x128"),
     ("mxfp8_e4m3", "mxfp8_e4m3"),
     ("nvfp4_tensor", "nvfp4_group"),
     ("mxfp4", "mxfp4"),

@@ -60,6 +60,10 @@ GemmShape gemm_shape(const gg_gemm_desc& d, int sm_count, int compute_capability
     shape.n = d.rhs_layout == GG_LAYOUT_N ? d.rhs.shape[1] : d.rhs.shape[0];
   }
   shape.decoded = portable::is_quantized(d.lhs.dtype) || portable::is_quantized(d.rhs.dtype);
+  for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
+    shape.block_scaled = shape.block_scaled || t->block_scaling == GG_BLOCK_1X128 ||
+                         t->block_scaling == GG_BLOCK_128X128;
+  }
   return shape;
 }
 
@@ -73,6 +77,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
       tile = Sm90Tile::k64x256;
       reason = "n=" + std::to_string(shape.n) + " > 128, groups average " +
                std::to_string(rows_per_group) + " rows";
+    } else if (shape.block_scaled) {
+      reason = "fp8 blocks: promoted accumulators leave room for 128 columns a consumer";
     } else if (sm90_smem_bytes(wide_tile, shape.groups) <= kSm90SmemLimit) {
       tile = Sm90Tile::k128x256;
       reason = "n=" + std::to_string(shape.n) + " > 128";

@@ -55,6 +55,9 @@ struct GemmShape {
   int sm_count;
   int compute_capability;  // major * 10 + minor
   bool decoded = false;    // an operand is quantized (decoded into bf16 tiles)
+  // fp8 1 x 128 / 128 x 128 blocks: each k-step promoted into a second set
+  // of accumulators (sm90), which leaves room for 128 columns a consumer.
+  bool block_scaled = false;
 };
 
 struct Plan {

@@ -363,7 +363,8 @@ TEST(BuildPaths, Sm90TakesEachOpsDimensionsInRange) {
 }
 
 // The sm90 path runs bf16, fp16 and fp8 with tensor, group or rowwise
-// scales (e4m3 x e4m3, e5m2 x e4m3); every other quantized format, weight-
+// scales or 1x128 x 128x128 blocks (e4m3 x e4m3, e5m2 x e4m3); every other
+// quantized format, weight-
 // only included, is refused, naming both operands' formats and where they
 // are computed. The portable path takes them (exact decode into bf16) but
 // for what it names: fp8 1x128 / 128x128 blocks, fp16 activations with
@@ -398,8 +399,7 @@ TEST(BuildPaths, QuantizedOperandsAndThePathsThatRunThem) {
       {{GG_DTYPE_FP16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_MX32}, "lhs fp16 x rhs mxfp8 e4m3",
        kNotSm90, "weight-only needs bf16 activations"},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_128X128},
-       "lhs fp8 e4m3 1x128 x rhs fp8 e4m3 128x128", kFp8Scales,
-       "GG_PATH_REFERENCE computes them"},
+       "lhs fp8 e4m3 1x128 x rhs fp8 e4m3 128x128", nullptr, "GG_PATH_REFERENCE computes them"},
   };
   const UnverifiedKernelsVariable opted_in("1");  // the verified list is tested below
   for (const Operands& c : cases) {
@@ -483,6 +483,9 @@ TEST(BuildPaths, Sm90Fp8NeedsKMajorAlignedOperandsAndVerifiedKernels) {
     p.desc.rhs = view(p.arena.allocate(kQ * 32), GG_DTYPE_E4M3, {kQ, 32});
     set_operand_formats(&p, {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE});
     EXPECT_EQ(refusal(p), "");
+    set_operand_formats(&p, {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_1X128});
+    EXPECT_THAT(refusal(p), HasSubstr("the weight gradient's 1x128 x 1x128"));
+    set_operand_formats(&p, {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE});
     const UnverifiedKernelsVariable unset(nullptr);
     EXPECT_EQ(refusal(p), "sm90 path: " + gg::unverified_kernel_refusal("the sm90 fp8 kernels"));
   }

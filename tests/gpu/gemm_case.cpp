@@ -313,7 +313,7 @@ void GemmCase::fill_scales(const Operand& operand, const std::string& name,
     const int64_t entries = matrices * shape[0] * shape[1];
     std::vector<uint8_t> bytes(static_cast<size_t>(entries * scale_entry_bytes(format->block)));
     for (int64_t i = 0; i < entries; ++i) {
-      if (format->block == GG_BLOCK_ROWWISE) {
+      if (scale_entry_bytes(format->block) == 4) {  // rowwise, 1x128, 128x128: fp32
         const float value = std::uniform_real_distribution<float>(0.5f, 2.0f)(rng);
         memcpy(bytes.data() + i * 4, &value, sizeof value);
       } else {

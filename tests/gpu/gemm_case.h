@@ -63,7 +63,8 @@ struct GemmSpec {
   uint32_t expected_flags = 0;  // GG_DEVICE_* bits these sizes must raise
   bool zero_unused_rows = false;  // ragged-M: GG_GEMM_ZERO_UNUSED_ROWS
   // Quantized operands: random finite codes of the format's dtype, random
-  // block scales (e8m0 2^-4..2^4, ue4m3 2^-2..2^2, rowwise fp32 0.5..2) and
+  // block scales (e8m0 2^-4..2^4, ue4m3 2^-2..2^2, fp32 rowwise, 1x128 and
+  // 128x128 scales 0.5..2) and
   // fp32 scales (0.25..4); `input` is then the other operand's dtype. Not
   // with pointer_array.
   std::optional<QuantizeFormatSpec> lhs_format;

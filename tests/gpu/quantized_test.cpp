@@ -4,8 +4,9 @@
 // ops, every operand layout, on edge sizes (0, 1, 31, 33, the 64-row tile
 // +- 1, one hot group, all empty, G = 1, G = 256, sum < M, bad sizes), with
 // random codes and scales, poisoned rows outside the groups and guard bands
-// (GemmCase). GG_PATH_AUTO must take the portable path for them; the sm90
-// path and fp8 1x128 / 128x128 blocks are refused, naming the formats.
+// (GemmCase). GG_PATH_AUTO takes the portable path for them, or the sm90
+// path for the fp8 pairs it runs (tests/gpu/sm90_fp8_test.cpp); what a path
+// does not run is refused, naming the formats.
 // The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the
 // kernels that do not yet answer users (kernels/verified_kernels.h).
 #include <gtest/gtest.h>
@@ -194,26 +195,32 @@ INSTANTIATE_TEST_SUITE_P(PortableAndAuto, Quantized,
 
 class QuantizedRefusal : public PathTest<gg_path> {};
 
-// What no GPU path runs is refused with GG_STATUS_NOT_SUPPORTED and a
-// message naming the formats, never run: the sm90 path takes no quantized
-// operand, and no path takes fp8 1x128 / 128x128 blocks.
+// What a path does not run is refused with GG_STATUS_NOT_SUPPORTED and a
+// message naming the formats, never run: the sm90 path takes no MX blocks,
+// the portable path no fp8 1x128 / 128x128 blocks, and no path the weight
+// gradient's 1x128 x 1x128 (GG_PATH_REFERENCE computes it).
 TEST_P(QuantizedRefusal, NamesTheFormats) {
-  const std::vector<FormatPair> refused =
-      path() == GG_PATH_SM90
-          ? std::vector<FormatPair>{{kMxE4m3, kMxE4m3}}
-          : std::vector<FormatPair>{
-                {Format{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE},
-                 Format{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE}}};
-  for (const FormatPair& formats : refused) {
-    GemmSpec s = quantized_spec(GG_OP_RAGGED_M, formats, GG_LAYOUT_N, GG_LAYOUT_T, {10, 20});
+  const Format blocks_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
+  const Format blocks_128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
+  struct Refused {
+    gg_op op;
+    FormatPair formats;
+  };
+  const Refused refused = path() == GG_PATH_SM90 ? Refused{GG_OP_RAGGED_M, {kMxE4m3, kMxE4m3}}
+                          : path() == GG_PATH_PORTABLE
+                              ? Refused{GG_OP_RAGGED_M, {blocks_1x128, blocks_128x128}}
+                              : Refused{GG_OP_RAGGED_K, {blocks_1x128, blocks_1x128}};
+  GemmSpec s = quantized_spec(refused.op, refused.formats, GG_LAYOUT_T, GG_LAYOUT_T, {10, 20});
+  if (refused.op == GG_OP_RAGGED_M) {
+    s.lhs_layout = GG_LAYOUT_N;
     s.k = 256;
-    GemmCase gemm(s, path());
-    SCOPED_TRACE(gemm.label());
-    const ::testing::AssertionResult ran = gemm.run(stream());
-    EXPECT_FALSE(ran);
-    EXPECT_EQ(gemm.last_status(), GG_STATUS_NOT_SUPPORTED) << ran.message();
-    EXPECT_NE(std::string(ran.message()).find("e4m3"), std::string::npos) << ran.message();
   }
+  GemmCase gemm(s, path());
+  SCOPED_TRACE(gemm.label());
+  const ::testing::AssertionResult ran = gemm.run(stream());
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(gemm.last_status(), GG_STATUS_NOT_SUPPORTED) << ran.message();
+  EXPECT_NE(std::string(ran.message()).find("e4m3"), std::string::npos) << ran.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryPath, QuantizedRefusal,

@@ -35,6 +35,9 @@ constexpr Format kE5m2Tensor{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR};
 constexpr Format kE5m2Group{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP};
 constexpr Format kE4m3Rowwise{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
 constexpr Format kE5m2Rowwise{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
+constexpr Format kE4m3Blocks1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
+constexpr Format kE5m2Blocks1x128{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE};
+constexpr Format kE4m3Blocks128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
 
 using FormatPair = std::pair<Format, Format>;
 
@@ -116,6 +119,33 @@ TEST_P(Sm90Fp8, RaggedMEveryTileAndEdgeSize) {
   }
 }
 
+// 1x128 activations x 128x128 weights (DeepSeek-V3's recipe), forward and
+// gradient x weights: each k-step promoted with its blocks' scales, on the
+// 128 x 128 and 64 x 256 tiles the plan gives them (K 208: a partial last
+// block; N 96, 320, 272: partial n-blocks).
+TEST_P(Sm90Fp8, RaggedMBlockScaledEveryTileAndEdgeSize) {
+  for (const FormatPair& formats :
+       {FormatPair{kE4m3Blocks1x128, kE4m3Blocks128x128},
+        FormatPair{kE5m2Blocks1x128, kE4m3Blocks128x128}}) {
+    for (const Shape& shape : kRaggedMShapes) {
+      for (const auto& [name, sizes] : shape.sizes) {
+        SCOPED_TRACE(name);
+        GemmSpec s = fp8_spec(GG_OP_RAGGED_M, formats, shape, sizes);
+        s.alpha.value = 0.75f;
+        run_and_check(s, path(), stream());
+      }
+    }
+    GemmSpec s = fp8_spec(GG_OP_RAGGED_M, formats, kRaggedMShapes[1], {5, 0, 40, 17});
+    s.out = GG_DTYPE_BF16;
+    s.bias = GG_DTYPE_BF16;
+    s.beta.value = 0.5f;
+    run_and_check(s, path(), stream());
+    expect_replays_correct(path(), stream(),
+                           fp8_spec(GG_OP_RAGGED_M, formats, kRaggedMShapes[1], {1, 0, 31, 33}),
+                           {{0, 0, 384, 0}, {0, 0, 0, 0}, {96, 96, 96, 96}});
+  }
+}
+
 TEST_P(Sm90Fp8, RaggedMBiasBetaBf16OutputAndZeroedRows) {
   for (const FormatPair& formats : {kPairs[0], kPairs[2]}) {
     for (const Shape& shape : kRaggedMShapes) {
@@ -155,6 +185,9 @@ TEST_P(Sm90Fp8, RaggedKBf16OutputWithoutBeta) {
 // One case of each pair and op: what scripts/sanitize.sh runs (its filter
 // takes the "Small" cases) under memcheck, racecheck and synccheck.
 TEST_P(Sm90Fp8, SmallEveryFormatPair) {
+  run_and_check(fp8_spec(GG_OP_RAGGED_M, {kE5m2Blocks1x128, kE4m3Blocks128x128},
+                         kRaggedMShapes[1], {1, 0, 31, 200}),
+                path(), stream());
   for (const FormatPair& formats : kPairs) {
     run_and_check(fp8_spec(GG_OP_RAGGED_M, formats, kRaggedMShapes[0], {1, 0, 31, 200}), path(),
                   stream());

@@ -154,6 +154,20 @@ TEST(Sm90Plan, NarrowOutputsTakeThe128WideTile) {
   }
 }
 
+// fp8 1x128 x 128x128 blocks promote each k-step into a second set of
+// accumulators: 128 columns a consumer, so the 128 x 256 tile gives way to
+// 128 x 128 (decode's 64 x 256 already splits its columns in two).
+TEST(Sm90Plan, BlockScaledFp8TakesTiles128ColumnsAConsumer) {
+  gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_M, 4096);
+  shape.input = GG_DTYPE_E4M3;
+  shape.block_scaled = true;
+  gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
+  EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128);
+  EXPECT_NE(plan.reason.find("fp8 blocks"), std::string::npos) << plan.reason;
+  shape.m = 8 * 32;  // groups averaging 32 rows
+  EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k64x256);
+}
+
 TEST(Sm90Plan, EveryChoiceFitsItsSharedMemory) {
   // 227 KB per CTA, of which the kernel's static data (the scan) takes < 2 KB.
   for (const int groups : {1, 8, 256, 1024, 1025, 1600, 2048}) {

@@ -29,8 +29,11 @@ QuantOperand quant_operand_of(const gg_tensor& t, bool depth_along_cols, const g
                        d.num_groups, shape);
   q.scale_row_length = shape[1];
   // Stacked weights keep a scale matrix per group (one byte per e8m0 or
-  // ue4m3 entry); a rank-2 operand's one matrix serves every group.
-  q.scale_group_stride = t.rank == 3 ? shape[0] * shape[1] : 0;
+  // ue4m3 entry, four per fp32 one of 1x128 / 128x128 blocks); a rank-2
+  // operand's one matrix serves every group.
+  const bool fp32_entries =
+      t.block_scaling == GG_BLOCK_1X128 || t.block_scaling == GG_BLOCK_128X128;
+  q.scale_group_stride = t.rank == 3 ? shape[0] * shape[1] * (fp32_entries ? 4 : 1) : 0;
   q.token_blocks = ragged;
   return q;
 }

@@ -346,6 +346,45 @@ __device__ __forceinline__ void scale_accumulators(const Params& p, int g, int64
   }
 }
 
+// The fp32 block scales of one k-step of a block-scaled fp8 tile (ragged-M:
+// the step is k-block ks of both operands): lhs 1 x 128 blocks, one per
+// token row and k-block, for this thread's rows r and r + 8 of the block
+// (0 past the tile's rows, which may lie past the operand's); rhs 128 x 128
+// blocks, one per 128 output columns and k-block, for the consumer's
+// columns, which lie in one n-block (they start on a multiple of 128).
+struct StepScales {
+  float row[2];
+  float col;
+};
+
+template <int kN>
+__device__ __forceinline__ StepScales step_scales(const Params& p, const Tile& t, int ks,
+                                                  int first_row, int first_col, int thread) {
+  static_assert(kN == 128, "a consumer's columns are one 128 x 128 block's");
+  const float* lhs = static_cast<const float*>(p.lhs_quant.block_scales);
+  const float* rhs = reinterpret_cast<const float*>(portable::group_scales(p.rhs_quant, t.group));
+  StepScales s;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half;
+    s.row[half] = r < t.rows ? lhs[(t.a_mn + r) * p.lhs_quant.scale_row_length + ks] : 0.0f;
+  }
+  s.col = rhs[(first_col / 128) * p.rhs_quant.scale_row_length + ks];
+  return s;
+}
+
+// acc (+)= partial x the step's scales (`first`: the tile's first step, acc
+// not yet written). Accumulator i of a thread lies at row (i/2)%2 of the two.
+template <int kN>
+__device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)[kN],
+                                        const StepScales& s, bool first) {
+  const float scale[2] = {s.row[0] * s.col, s.row[1] * s.col};
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    acc[i] = fmaf(partial[i], scale[(i / 2) % 2], first ? 0.0f : acc[i]);
+  }
+}
+
 // 128-byte chunks a box of the staging buffer (epilogue.cuh's StagingLayout).
 template <bool kSparseK>
 constexpr int kStagingChunks = kSparseK ? 2 : 1;
@@ -516,6 +555,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     // in run_tile, where ptxas gave the 128 x 256 instances a 592-byte stack
     // and spilled; a split tile uses the first half.
     float tile_acc[Cfg::kConsumerN / 2];
+    // Block-scaled fp8: each k-step's products before their promotion.
+    float tile_partial[Types::kBlockScaled ? Cfg::kConsumerN / 2 : 1];
     // One tile's mainloop and epilogue. `split` (a std::bool_constant): the
     // consumers share the tile's first 64 rows, each taking half its
     // columns, as in a 64-row tile; else each takes 64 rows of all BN.
@@ -558,20 +599,45 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
         const uint64_t desc_b = operand_desc<kBKMajor>(
             b_stage + b_part * (kBKMajor ? kConsumerN * 128 : kConsumerN / 64 * kBoxBytes));
-        fence_accumulators(acc);
-        wgmma_fence();
+        if constexpr (Types::kBlockScaled) {
+          // The step is one 128-deep block of both operands' scales: its
+          // products go to `partial`, and are promoted into the accumulators
+          // times the block's scales once the step's wgmmas are done (the
+          // scales' loads in flight meanwhile); the other consumer's wgmmas
+          // keep the tensor cores busy in the wait.
+          float (&partial)[kConsumerN / 2] =
+              *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
+          const StepScales scales = step_scales<kConsumerN>(
+              p, t, ks, kSplit ? 0 : consumer * 64, t.b_mn + (kSplit ? consumer * kConsumerN : 0),
+              thread);
+          fence_accumulators(partial);
+          wgmma_fence();
 #pragma unroll
-        for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
-          wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
-              acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
-              ks > 0 || k16 * kSliceK > k_lo, k16 * kSliceK >= k_lo && k16 * kSliceK < k_hi);
+          for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
+            wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
+                                       advance_k16<true>(desc_b, k16), k16 > 0, 1);
+          }
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_accumulators(partial);
+          release(stage);
+          promote(acc, partial, scales, ks == 0);
+        } else {
+          fence_accumulators(acc);
+          wgmma_fence();
+#pragma unroll
+          for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
+            wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
+                acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
+                ks > 0 || k16 * kSliceK > k_lo, k16 * kSliceK >= k_lo && k16 * kSliceK < k_hi);
+          }
+          wgmma_commit();
+          fence_accumulators(acc);
+          // The wgmma group of the step before has now finished reading its stage.
+          wgmma_wait<1>();
+          if (previous_stage >= 0) release(previous_stage);
+          previous_stage = stage;
         }
-        wgmma_commit();
-        fence_accumulators(acc);
-        // The wgmma group of the step before has now finished reading its stage.
-        wgmma_wait<1>();
-        if (previous_stage >= 0) release(previous_stage);
-        previous_stage = stage;
         if (++stage == Cfg::kStages) {
           stage = 0;
           phase ^= 1;
@@ -691,9 +757,12 @@ struct Instance {
 // The instance of `which` for element types T and the given majors.
 // Ragged-M lhs is always K-major ([M, K]); ragged-K outputs take 128-row
 // tiles only, the sparse-K mode both widths, cluster pairs the wide one.
+// Block-scaled fp8 (a second set of accumulators: 128 columns a consumer)
+// is ragged-M on 128 x 128 and 64 x 256 tiles only.
 template <typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_count,
                           cudaStream_t stream) {
+  constexpr bool kBlockScaled = OperandTypes<T>::kBlockScaled;
   if (which.op == GG_OP_RAGGED_M) {
     if constexpr (kAKMajor) {
       switch (which.tile) {
@@ -701,8 +770,12 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
           return launch<GG_OP_RAGGED_M, false, Sm90Tile::k64x256, 1, T, true, kBKMajor>(
               p, groups, sm_count, stream);
         case Sm90Tile::k128x256:
-          return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x256, 1, T, true, kBKMajor>(
-              p, groups, sm_count, stream);
+          if constexpr (kBlockScaled) {
+            return GG_STATUS_INTERNAL_ERROR;
+          } else {
+            return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x256, 1, T, true, kBKMajor>(
+                p, groups, sm_count, stream);
+          }
         case Sm90Tile::k128x128:
           return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x128, 1, T, true, kBKMajor>(
               p, groups, sm_count, stream);
@@ -710,30 +783,34 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
     }
     return GG_STATUS_INTERNAL_ERROR;
   }
-  constexpr Sm90Tile kWide = Sm90Tile::k128x256;
-  constexpr Sm90Tile kNarrow = Sm90Tile::k128x128;
-  const bool wide = which.tile == kWide;
-  if (which.sparse_k) {
-    return wide ? launch<GG_OP_RAGGED_K, true, kWide, 1, T, kAKMajor, kBKMajor>(p, groups,
-                                                                                sm_count, stream)
-                : launch<GG_OP_RAGGED_K, true, kNarrow, 1, T, kAKMajor, kBKMajor>(
+  if constexpr (kBlockScaled) {
+    return GG_STATUS_INTERNAL_ERROR;
+  } else {
+    constexpr Sm90Tile kWide = Sm90Tile::k128x256;
+    constexpr Sm90Tile kNarrow = Sm90Tile::k128x128;
+    const bool wide = which.tile == kWide;
+    if (which.sparse_k) {
+      return wide ? launch<GG_OP_RAGGED_K, true, kWide, 1, T, kAKMajor, kBKMajor>(p, groups,
+                                                                                  sm_count, stream)
+                  : launch<GG_OP_RAGGED_K, true, kNarrow, 1, T, kAKMajor, kBKMajor>(
+                        p, groups, sm_count, stream);
+    }
+    if (which.cluster == 2) {
+      return launch<GG_OP_RAGGED_K, false, kWide, 2, T, kAKMajor, kBKMajor>(p, groups, sm_count,
+                                                                            stream);
+    }
+    return wide ? launch<GG_OP_RAGGED_K, false, kWide, 1, T, kAKMajor, kBKMajor>(p, groups,
+                                                                                 sm_count, stream)
+                : launch<GG_OP_RAGGED_K, false, kNarrow, 1, T, kAKMajor, kBKMajor>(
                       p, groups, sm_count, stream);
   }
-  if (which.cluster == 2) {
-    return launch<GG_OP_RAGGED_K, false, kWide, 2, T, kAKMajor, kBKMajor>(p, groups, sm_count,
-                                                                          stream);
-  }
-  return wide ? launch<GG_OP_RAGGED_K, false, kWide, 1, T, kAKMajor, kBKMajor>(p, groups,
-                                                                               sm_count, stream)
-              : launch<GG_OP_RAGGED_K, false, kNarrow, 1, T, kAKMajor, kBKMajor>(
-                    p, groups, sm_count, stream);
 }
 
 // The instances of each element family, compiled in a file of their own
 // (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu).
 gg_status launch_16bit(Params& p, const Instance& which, bool bf16, int groups, int sm_count,
                        cudaStream_t stream);
-gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs, int groups,
-                     int sm_count, cudaStream_t stream);
+gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs,
+                     bool block_scaled, int groups, int sm_count, cudaStream_t stream);
 
 }  // namespace gg::sm90

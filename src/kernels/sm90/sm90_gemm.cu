@@ -31,6 +31,14 @@ namespace {
 
 bool is_fp8(gg_dtype type) { return type == GG_DTYPE_E4M3 || type == GG_DTYPE_E5M2; }
 
+// fp8 with fp32 scales per 1 x 128 or 128 x 128 block: promoted every k-step.
+bool block_scaled(const gg_gemm_desc& d) {
+  const auto blocks = [](const gg_tensor& t) {
+    return t.block_scaling == GG_BLOCK_1X128 || t.block_scaling == GG_BLOCK_128X128;
+  };
+  return blocks(d.lhs) || blocks(d.rhs);
+}
+
 // A 3-D map {inner, outer, groups} over a matrix view with rows of `ld`
 // elements and matrices `group_stride` elements apart, boxed as one operand
 // tile of 128-byte k-steps: K-major {128 bytes, rows} or MN-major {64, 64}
@@ -107,7 +115,8 @@ gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan,
                          bool b_kmajor, int sm_count, cudaStream_t stream) {
   const Instance which{d.op, plan.tile, plan.sparse_k, plan.multicast ? 2 : 1, a_kmajor, b_kmajor};
   if (is_fp8(d.lhs.dtype)) {
-    return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, d.num_groups, sm_count, stream);
+    return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, block_scaled(d), d.num_groups,
+                      sm_count, stream);
   }
   return launch_16bit(p, which, d.lhs.dtype == GG_DTYPE_BF16, d.num_groups, sm_count, stream);
 }
@@ -130,10 +139,19 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
                      "product's transpose swaps the operands, and the portable path takes "
                      "every pair)";
   }
-  for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
-    if (t->block_scaling != GG_BLOCK_NONE && t->block_scaling != GG_BLOCK_ROWWISE) {
-      return formats + " is not supported (fp8 with tensor, group or rowwise scales; the "
-                       "portable path runs MX blocks, GG_PATH_REFERENCE 1x128 / 128x128)";
+  if (block_scaled(d)) {
+    if (d.op != GG_OP_RAGGED_M || d.lhs.block_scaling != GG_BLOCK_1X128 ||
+        d.rhs.block_scaling != GG_BLOCK_128X128) {
+      return formats + " is not supported (fp8 blocks: ragged-M 1x128 activations x 128x128 "
+                       "weights; GG_PATH_REFERENCE computes the others, e.g. the weight "
+                       "gradient's 1x128 x 1x128)";
+    }
+  } else {
+    for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
+      if (t->block_scaling != GG_BLOCK_NONE && t->block_scaling != GG_BLOCK_ROWWISE) {
+        return formats + " is not supported (fp8 with tensor, group or rowwise scales, or "
+                         "1x128 x 128x128 blocks; the portable path runs MX blocks)";
+      }
     }
   }
   const bool k_major = d.op == GG_OP_RAGGED_M

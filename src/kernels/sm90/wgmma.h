@@ -66,8 +66,9 @@ namespace gg::sm90 {
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB), "r"(issue))
 
 // The operand element types of an instance: a 16-bit type T for both, or
-// Fp8Operands<A, B> (__nv_fp8_e4m3 / __nv_fp8_e5m2 each).
-template <typename A, typename B>
+// Fp8Operands<A, B> (__nv_fp8_e4m3 / __nv_fp8_e5m2 each); kBlockScaled:
+// with fp32 scales per 1 x 128 / 128 x 128 block, which change every k-step.
+template <typename A, typename B, bool kBlockScaled>
 struct Fp8Operands {};
 
 template <typename T>
@@ -75,11 +76,13 @@ struct OperandTypes {
   static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "16-bit types");
   static constexpr int kBytes = 2;
   static constexpr bool kFp8 = false;
+  static constexpr bool kBlockScaled = false;
 };
-template <typename A, typename B>
-struct OperandTypes<Fp8Operands<A, B>> {
+template <typename A, typename B, bool kBlocks>
+struct OperandTypes<Fp8Operands<A, B, kBlocks>> {
   static constexpr int kBytes = 1;
   static constexpr bool kFp8 = true;
+  static constexpr bool kBlockScaled = kBlocks;
   static constexpr bool kAE4m3 = std::is_same_v<A, __nv_fp8_e4m3>;
   static constexpr bool kBE4m3 = std::is_same_v<B, __nv_fp8_e4m3>;
 };
