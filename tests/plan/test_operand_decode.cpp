@@ -25,6 +25,7 @@
 
 #include "formats/codecs.h"
 #include "kernels/portable/quant_operand.h"
+#include "kernels/sm90/step_scales.h"
 #include "kernels/tile_scheduler.h"
 #include "reference/block_scales.h"
 #include "reference/group_table.h"
@@ -141,7 +142,7 @@ struct QuantTensor {
     EXPECT_EQ(gg_block_scale_shape(f.scaling, rows, cols, blocked_dim, ragged ? 1 : 0, num_groups,
                                    shape),
               GG_STATUS_SUCCESS);
-    const int64_t bytes = f.scaling == GG_BLOCK_ROWWISE ? 4 : 1;
+    const int64_t bytes = ref::block_scale_bytes(f.scaling);
     data.resize(static_cast<size_t>(groups * rows * cols));
     scales.resize(static_cast<size_t>(groups * shape[0] * shape[1] * bytes));
     view.data = data.data();
@@ -293,6 +294,53 @@ TEST(ScaleAddressing, RaggedMActivationsAndWeightsOfEveryLayout) {
                              rhs.view.strides[0]};
       check_operand(d.lhs, kl, true, true, ref::TokenDim::kRows, table, records);
       check_operand(d.rhs, kr, true, false, ref::TokenDim::kNone, table, records);
+    }
+  }
+}
+
+// The sm90 block-scaled fp8 kernel's k-step scales (kernels/sm90/
+// step_scales.h): 1x128 activations and 128x128 weights with K and N not
+// multiples of 128; every element of every group finds, at step depth/128,
+// the scale the reference multiplies it by.
+TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
+  const int32_t groups = static_cast<int32_t>(kSizes.size());
+  const int64_t k = 300, n = 200;
+  const ref::GroupTable table = table_of(kSizes);
+  QuantTensor lhs({GG_DTYPE_E4M3, GG_BLOCK_1X128}, 1, kCapacity, k, 1, false, groups);
+  QuantTensor rhs({GG_DTYPE_E4M3, GG_BLOCK_128X128}, groups, n, k, 1, false, groups);
+  gg_gemm_desc d{};
+  d.op = GG_OP_RAGGED_M;
+  d.num_groups = groups;
+  d.lhs = lhs.view;
+  d.rhs = rhs.view;
+  d.rhs_layout = GG_LAYOUT_T;
+  const QuantOperand ql = quant_operand_of(d.lhs, true, d);
+  const QuantOperand qr = quant_operand_of(d.rhs, true, d);
+  for (int32_t g = 0; g < groups; ++g) {
+    for (const bool is_lhs : {true, false}) {
+      const gg_tensor& t = is_lhs ? d.lhs : d.rhs;
+      const ref::TokenDim tokens = is_lhs ? ref::TokenDim::kRows : ref::TokenDim::kNone;
+      const ref::MatrixView m = ref::matrix_of(t, g);
+      const ref::Region region =
+          ref::group_region(m.rows, m.cols, tokens, table.groups[static_cast<size_t>(g)]);
+      const ref::BlockScales scales = ref::block_scales_of(t, g, region, true, tokens, table);
+      int64_t checked = 0;
+      ref::for_each_block(region, scales, [&](const ref::Region& block, int64_t index) {
+        const uint8_t* expected = static_cast<const uint8_t*>(scales.base) + index * 4;
+        for (int64_t r = block.row_begin; r < block.row_end; ++r) {
+          for (int64_t c = block.col_begin; c < block.col_end; ++c) {
+            const int step = static_cast<int>(c / 128);
+            const uint8_t* kernel =
+                is_lhs ? static_cast<const uint8_t*>(ql.block_scales) +
+                             4 * sm90::lhs_step_scale_entry(ql, r, step)
+                       : group_scales(qr, g) + 4 * sm90::rhs_step_scale_entry(qr, r, step);
+            ASSERT_EQ(kernel, expected) << (is_lhs ? "lhs" : "rhs") << " group " << g << " row "
+                                        << r << " col " << c;
+            ++checked;
+          }
+        }
+      });
+      EXPECT_EQ(checked, (region.row_end - region.row_begin) * (region.col_end - region.col_begin));
     }
   }
 }

@@ -78,6 +78,7 @@
 #include "kernels/sm90/epilogue.cuh"
 #include "kernels/sm90/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
+#include "kernels/sm90/step_scales.h"
 #include "kernels/sm90/tile_order.h"
 #include "kernels/sm90/wgmma.h"
 #include "kernels/unused_rows.cuh"
@@ -367,9 +368,9 @@ __device__ __forceinline__ StepScales step_scales(const Params& p, const Tile& t
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int r = first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half;
-    s.row[half] = r < t.rows ? lhs[(t.a_mn + r) * p.lhs_quant.scale_row_length + ks] : 0.0f;
+    s.row[half] = r < t.rows ? lhs[lhs_step_scale_entry(p.lhs_quant, t.a_mn + r, ks)] : 0.0f;
   }
-  s.col = rhs[(first_col / 128) * p.rhs_quant.scale_row_length + ks];
+  s.col = rhs[rhs_step_scale_entry(p.rhs_quant, first_col, ks)];
   return s;
 }
 
