@@ -15,6 +15,9 @@ the quantizer). The forward:
   torch._scaled_grouped_mm  fp8 e4m3 rowwise (a scale per token row and per
                      output channel), where this torch has it on this GPU
 
+--shapes deepgemm times DeepGEMM's grouped FP8 benchmark shapes instead
+(DEEPGEMM_SHAPES: G groups of equal rows), forward and weight gradient.
+
 The weight gradient: bf16 (groupgemm.torch.ragged_k_mm), torch._grouped_mm
 on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), and fp8
 (WGRAD_FORMATS: dy e5m2, x e4m3, tensor scales, the columnwise copies that
@@ -70,6 +73,14 @@ FORMATS = [
 # (dy format, x format) of the weight gradient, columnwise copies.
 WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor")]
 TOKENS = (128, presets.DECODE_TOKENS, presets.PREFILL_TOKENS)
+# DeepGEMM's grouped FP8 benchmark shapes: (groups, rows each, N, K) of its
+# m-grouped forward, and of its k-grouped weight gradient ([G, N, K] from
+# groups of `rows` tokens).
+DEEPGEMM_SHAPES = {
+    "fprop": [(4, 8192, 4096, 7168), (8, 4096, 7168, 2048), (128, 1024, 1536, 2048),
+              (128, 512, 5760, 2880)],
+    "wgrad": [(4, 8192, 7168, 4096)],
+}
 # Relative-norm distance from the bf16 product that a correct product stays
 # within (the formats' rounding; a wrong scale or block is off by ~1 or more).
 TOLERANCE = {"fp8": 0.1, "mxfp8": 0.1, "nvfp4": 0.5, "mxfp4": 0.5}
@@ -247,12 +258,19 @@ def measure_wgrad(case, args, rates) -> List[dict]:
     return records
 
 
+def deepgemm_case(groups: int, rows: int, n: int, k: int):
+    """One DeepGEMM shape as a bench Case: G groups of `rows` rows."""
+    preset = presets.MoePreset("G%d m%d n%d k%d" % (groups, rows, n, k), k, n // 2, groups, 1)
+    return make_case(preset, groups * rows, "uniform", seed=groups)
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--presets", default=",".join(p.name for p in presets.PRESETS))
     parser.add_argument("--tokens", default=",".join(str(t) for t in TOKENS))
     parser.add_argument("--routing", default="uniform,skewed")
     parser.add_argument("--ops", default="fprop,wgrad")
+    parser.add_argument("--shapes", choices=("presets", "deepgemm"), default="presets")
     parser.add_argument("--formats", type=lambda text: [f.strip() for f in text.split(",")],
                         default=[], help="the FORMATS pairs to time, as labelled (default: all)")
     parser.add_argument("--warmup", type=int, default=3)
@@ -275,18 +293,25 @@ def main(argv=None) -> int:
     print("%-16s %6s %-8s %-5s %-36s %9s %8s %7s %6s" % (
         "preset", "tokens", "routing", "op", "method", "ms", "TFLOP/s", "xbf16", "eff"))
     measure = {"fprop": measure_case, "wgrad": measure_wgrad}
+
+    def report(case, ops):
+        for op in ops:
+            for r in measure[op](case, args, rates):
+                print("%-16s %6d %-8s %-5s %-36s %9.4f %8.1f %7.2f %5.0f%%" % (
+                    r["preset"], r["tokens"], r["routing"], r["op"], r["method"],
+                    r["ms"], r["tflops"], r["vs_bf16"], 100 * r["efficiency"]))
+        torch.cuda.empty_cache()
+
+    if args.shapes == "deepgemm":
+        for op in args.ops.split(","):
+            for shape in DEEPGEMM_SHAPES[op]:
+                report(deepgemm_case(*shape), [op])
+        return 0
     for name in args.presets.split(","):
         preset = presets.find(name)
         for tokens in (int(t) for t in args.tokens.split(",")):
             for routing in args.routing.split(","):
-                case = make_case(preset, tokens, routing, seed=tokens)
-                for op in args.ops.split(","):
-                    for r in measure[op](case, args, rates):
-                        print("%-16s %6d %-8s %-5s %-36s %9.4f %8.1f %7.2f %5.0f%%" % (
-                            r["preset"], r["tokens"], r["routing"], r["op"], r["method"],
-                            r["ms"], r["tflops"], r["vs_bf16"], 100 * r["efficiency"]))
-                del case
-                torch.cuda.empty_cache()
+                report(make_case(preset, tokens, routing, seed=tokens), args.ops.split(","))
     return 0
 
 
