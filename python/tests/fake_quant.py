@@ -225,15 +225,25 @@ def ragged_k(a, b, sizes, alpha=1.0):
     ])
 
 
-def assert_fp32_accumulation(got, want, magnitude, depth, rounding=2.0**-24):
+def on_fp8_cores(lhs_fmt, rhs_fmt, device) -> bool:
+    """Whether a product of these formats may sum on fp8 tensor cores: fp8 x
+    fp8 on a CUDA device (the sm90 path's fp8 wgmma, on Hopper)."""
+    fp8 = lambda fmt: fmt is not None and fmt.startswith("fp8_")  # noqa: E731
+    return str(device).startswith("cuda") and fp8(lhs_fmt) and fp8(rhs_fmt)
+
+
+def assert_fp32_accumulation(got, want, magnitude, depth, rounding=2.0**-24, fp8_cores=False):
     """got within the rounding of an fp32 accumulation over `depth` products
     and of the result (`rounding`: its unit roundoff, 2^-24 for fp32, 2^-8
     for bf16); want and magnitude (the same sum of absolute values) in
-    float64, NaN where undefined."""
+    float64, NaN where undefined. fp8_cores: summed on fp8 tensor cores,
+    whose adder is narrower than fp32: up to about 2^-14 of the magnitude
+    per 32-deep wgmma (tests/gpu/output_check.h)."""
     defined = ~np.isnan(want)
     if not defined.any():
         return
-    bound = depth * 2.0**-23 * magnitude[defined] + rounding * np.abs(want[defined])
+    per_magnitude = (2.0 * (-(-depth // 32) + 4) * 2.0**-14) if fp8_cores else depth * 2.0**-23
+    bound = per_magnitude * magnitude[defined] + rounding * np.abs(want[defined])
     error = np.abs(np.asarray(got, dtype=np.float64)[defined] - want[defined])
     worst = np.argmax(error - bound)
     assert np.all(error <= bound), "error %g > bound %g" % (error[worst], bound[worst])

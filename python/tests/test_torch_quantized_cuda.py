@@ -73,7 +73,8 @@ def test_ragged_m(x_fmt, w_fmt, w_layout, sizes):
     alphas = np.array(cpu.ALPHAS) if w_layout == "kn" else 2.0
     want = fq.ragged_m(x_values, w_values, sizes, w_layout, alphas)
     magnitude = fq.ragged_m(np.abs(x_values), np.abs(w_values), sizes, w_layout, np.abs(alphas))
-    fq.assert_fp32_accumulation(y.numpy(), want, magnitude, cpu.K)
+    fq.assert_fp32_accumulation(y.numpy(), want, magnitude, cpu.K,
+                                fp8_cores=fq.on_fp8_cores(x_fmt, w_fmt, "cuda"))
     assert torch.all(y[sum(sizes):] == 7.0)
 
 
@@ -88,15 +89,35 @@ def test_ragged_k(a_fmt, b_fmt, sizes):
     out = ggt.ragged_k_mm(_cuda(a), _cuda(b), cpu._sizes(sizes).cuda(), alpha=alphas).cpu()
     want = fq.ragged_k(a_values, b_values, sizes, np.array(cpu.ALPHAS))
     magnitude = fq.ragged_k(np.abs(a_values), np.abs(b_values), sizes, np.abs(cpu.ALPHAS))
-    fq.assert_fp32_accumulation(out.numpy(), want, magnitude, m)
+    fq.assert_fp32_accumulation(out.numpy(), want, magnitude, m,
+                                fp8_cores=fq.on_fp8_cores(a_fmt, b_fmt, "cuda"))
 
 
-def test_blockwise_fp8_is_refused_naming_the_formats():
+@pytest.mark.parametrize("sizes", list(SIZES))
+@pytest.mark.parametrize("x_fmt", ["fp8_e4m3_1x128", "fp8_e5m2_1x128"])
+def test_blockwise_fp8_ragged_m(x_fmt, sizes):
+    """1x128 activations (or gradients) x 128x128 weights: the sm90 path's
+    block-scaled kernel."""
+    sizes = SIZES[sizes]
+    m = _rows(sizes)
+    x, x_values = cpu._operand(cpu._input((m, cpu.K), 5), x_fmt, sizes, columnwise=False)
+    w, w_values = cpu._operand(cpu._input((cpu.G, cpu.N, cpu.K), 6), "fp8_e4m3_128x128", None,
+                               False)
+    y = ggt.grouped_mm(_cuda(x), _cuda(w), cpu._sizes(sizes).cuda(), out_dtype=torch.float32)
+    want = fq.ragged_m(x_values, w_values, sizes, "nk", 1.0)
+    magnitude = fq.ragged_m(np.abs(x_values), np.abs(w_values), sizes, "nk", 1.0)
+    rows = sum(sizes)
+    fq.assert_fp32_accumulation(y.cpu().numpy()[:rows], want[:rows], magnitude[:rows], cpu.K,
+                                fp8_cores=True)
+
+
+def test_blockwise_fp8_weight_gradient_is_refused_naming_the_formats():
     sizes = SIZES["edges"]
-    x, _ = cpu._operand(cpu._input((cpu.M, cpu.K), 5), "fp8_e4m3_1x128", sizes, columnwise=False)
-    w, _ = cpu._operand(cpu._input((cpu.G, cpu.N, cpu.K), 6), "fp8_e4m3_128x128", None, False)
+    m = _rows(sizes, 32)
+    a, _ = cpu._operand(cpu._input((m, cpu.P), 5), "fp8_e4m3_1x128", sizes, columnwise=True)
+    b, _ = cpu._operand(cpu._input((m, cpu.Q), 6), "fp8_e4m3_1x128", sizes, columnwise=True)
     with pytest.raises(NotSupported, match="1x128"):
-        ggt.grouped_mm(_cuda(x), _cuda(w), cpu._sizes(sizes).cuda())
+        ggt.ragged_k_mm(_cuda(a), _cuda(b), cpu._sizes(sizes).cuda())
 
 
 def _copy_into(dst, src):
@@ -143,10 +164,12 @@ def test_graph_replays_with_sizes_changed_on_the_device(fmt):
         rows = sum(routing)
         want = fq.ragged_m(x_values, w_values, routing, "nk", 1.0)
         magnitude = fq.ragged_m(np.abs(x_values), np.abs(w_values), routing, "nk", 1.0)
-        fq.assert_fp32_accumulation(y.cpu().numpy()[:rows], want[:rows], magnitude[:rows], cpu.K)
+        fp8_cores = fq.on_fp8_cores(fmt, fmt, "cuda")
+        fq.assert_fp32_accumulation(y.cpu().numpy()[:rows], want[:rows], magnitude[:rows], cpu.K,
+                                    fp8_cores=fp8_cores)
         want = fq.ragged_k(a_values, b_values, routing, 1.0)
         magnitude = fq.ragged_k(np.abs(a_values), np.abs(b_values), routing, 1.0)
-        fq.assert_fp32_accumulation(z.cpu().numpy(), want, magnitude, m)
+        fq.assert_fp32_accumulation(z.cpu().numpy(), want, magnitude, m, fp8_cores=fp8_cores)
     assert ggt.check() == 0
 
 

@@ -86,24 +86,28 @@ def check_recipe_step(recipe, sizes, main_grad, device):
 
     want = fq.ragged_m(x_row, w_row, sizes, "nk") + bias_rows
     magnitude = fq.ragged_m(np.abs(x_row), np.abs(w_row), sizes, "nk") + np.abs(bias_rows)
-    fq.assert_fp32_accumulation(_numpy(y), want, magnitude, IN + 1, BF16)
+    fq.assert_fp32_accumulation(_numpy(y), want, magnitude, IN + 1, BF16,
+                                fq.on_fp8_cores(r.fprop_x, r.fprop_w, device))
 
     want = fq.ragged_m(dy_row, w_col, sizes, "kn")
     magnitude = fq.ragged_m(np.abs(dy_row), np.abs(w_col), sizes, "kn")
-    fq.assert_fp32_accumulation(_numpy(x.grad), want, magnitude, OUT, BF16)
+    fq.assert_fp32_accumulation(_numpy(x.grad), want, magnitude, OUT, BF16,
+                                fq.on_fp8_cores(r.dgrad_dy, r.dgrad_w, device))
     assert torch.all(x.grad[sum(sizes) :] == 0)
 
     want = fq.ragged_k(dy_col, x_col, sizes)
     magnitude = fq.ragged_k(np.abs(dy_col), np.abs(x_col), sizes)
+    wgrad_fp8_cores = fq.on_fp8_cores(r.wgrad_dy, r.wgrad_x, device)
     if main_grad:
         assert layer.weight.grad is None
         fq.assert_fp32_accumulation(
             _numpy(layer.weight.main_grad), want + _numpy(start), magnitude + _numpy(start.abs()),
-            M + 1,
+            M + 1, fp8_cores=wgrad_fp8_cores,
         )
     else:
         assert layer.weight.grad.dtype == torch.bfloat16
-        fq.assert_fp32_accumulation(_numpy(layer.weight.grad), want, magnitude, M, BF16)
+        fq.assert_fp32_accumulation(_numpy(layer.weight.grad), want, magnitude, M, BF16,
+                                    wgrad_fp8_cores)
 
     dy64 = _numpy(dy)
     starts = fq.offsets(sizes)

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -14,22 +15,34 @@ namespace {
 
 constexpr size_t kFailuresShown = 8;
 constexpr double kEps32 = 0x1p-23;
+constexpr double kFp8ChunkEps = 0x1p-14;  // per 32-deep wgmma (output_check.h)
+constexpr int64_t kFp8Chunk = 32;
 
-double norm_tolerance(gg_dtype dtype) {
-  return dtype == GG_DTYPE_FP32 ? 0x1p-16 : dtype_epsilon(dtype) / 2;
+double norm_tolerance(gg_dtype dtype, Accumulation accumulation) {
+  const double rounding = dtype == GG_DTYPE_FP32 ? 0x1p-16 : dtype_epsilon(dtype) / 2;
+  return accumulation == Accumulation::kFp8TensorCores ? std::max(rounding, 0x1p-11) : rounding;
+}
+
+// The accumulation's error of one element, per unit of `scale`.
+double accumulation_error(Accumulation accumulation, int64_t depth) {
+  if (accumulation == Accumulation::kFp8TensorCores) {
+    return 2.0 * static_cast<double>((depth + kFp8Chunk - 1) / kFp8Chunk + 4) * kFp8ChunkEps;
+  }
+  return 2.0 * static_cast<double>(depth + 4) * kEps32;
 }
 
 }  // namespace
 
-OutputCheck::OutputCheck(std::string what, gg_dtype dtype, bool exact)
-    : what_(std::move(what)), dtype_(dtype), exact_(exact) {}
+OutputCheck::OutputCheck(std::string what, gg_dtype dtype, bool exact,
+                         Accumulation accumulation)
+    : what_(std::move(what)), dtype_(dtype), exact_(exact), accumulation_(accumulation) {}
 
 void OutputCheck::add(const ElementIndex& at, float got, float want, double scale, int64_t depth) {
   ++checked_;
   const double error = std::fabs(static_cast<double>(got) - static_cast<double>(want));
   const double bound = exact_ ? 0.0
                               : dtype_epsilon(dtype_) * std::fabs(want) +
-                                    2.0 * static_cast<double>(depth + 4) * kEps32 * scale +
+                                    accumulation_error(accumulation_, depth) * scale +
                                     dtype_min_subnormal(dtype_);
   // NaN compares false, so a NaN on either side fails here.
   const bool ok = std::isfinite(got) && std::isfinite(want) && error <= bound;
@@ -60,7 +73,7 @@ void OutputCheck::report() const {
   }
   if (want_squares_ > 0) {
     const double relative = std::sqrt(error_squares_ / want_squares_);
-    EXPECT_LE(relative, norm_tolerance(dtype_))
+    EXPECT_LE(relative, norm_tolerance(dtype_, accumulation_))
         << what_ << ": relative L2 error over " << checked_ << " elements";
   }
 }

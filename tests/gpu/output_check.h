@@ -15,6 +15,16 @@
 // ulp for bf16 and fp16 outputs (rounding splits are rare and one ulp each);
 // for fp32 outputs below 2^-16, about a hundred times the expected
 // order-dependent accumulation error at the depths these tests use.
+//
+// fp8 tensor cores (Hopper wgmma on e4m3/e5m2) sum in an adder narrower
+// than fp32: measured on an H100, each 32-deep wgmma may leave an error of
+// up to about 2^-14 of what enters the element (errors of 2^-15 to 2^-12 of
+// `scale` at depths of 33 to 256, whether or not the kernel promotes every
+// 128-deep step into fp32). There the bound counts 2^-14 per 32-deep chunk
+// instead of eps32 per product, and the relative norm must stay below
+// 2^-11. A wrong scale, block or product is off by about |want|, which is
+// at least ~1/sqrt(depth) of `scale` for these tests' random signs, far
+// above both.
 #pragma once
 
 #include <stdint.h>
@@ -26,6 +36,12 @@
 
 namespace gg::test {
 
+// How the GPU side sums an element's products.
+enum class Accumulation {
+  kFp32,            // CUDA cores, bf16/fp16 tensor cores
+  kFp8TensorCores,  // wgmma on fp8 operands
+};
+
 struct ElementIndex {
   int64_t batch, row, col;
 };
@@ -34,7 +50,8 @@ class OutputCheck {
  public:
   // `exact`: values must be equal (+0 and -0 count as equal: the sign of an
   // exact zero sum depends on the summation order).
-  OutputCheck(std::string what, gg_dtype dtype, bool exact);
+  OutputCheck(std::string what, gg_dtype dtype, bool exact,
+              Accumulation accumulation = Accumulation::kFp32);
 
   void add(const ElementIndex& at, float got, float want, double scale, int64_t depth);
   // Adds a test failure describing what went wrong, if anything did.
@@ -44,6 +61,7 @@ class OutputCheck {
   std::string what_;
   gg_dtype dtype_;
   bool exact_;
+  Accumulation accumulation_;
   int64_t checked_ = 0;
   int64_t failed_ = 0;
   std::vector<std::string> first_failures_;

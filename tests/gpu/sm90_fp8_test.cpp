@@ -46,7 +46,7 @@ const std::vector<FormatPair> kPairs = {{kE4m3Tensor, kE4m3Group},
                                         {kE4m3Rowwise, kE4m3Rowwise},
                                         {kE5m2Rowwise, kE4m3Rowwise},
                                         {kE5m2Group, kE4m3Tensor},
-                                        {kE5m2Tensor, kE4m3Rowwise}};
+                                        {kE5m2Tensor, kE4m3Tensor}};
 
 struct Shape {
   const char* name;
