@@ -1,11 +1,11 @@
-"""GroupedLinear(recipe=...) on CUDA tensors: the GPU quantizer and the
-portable path's decode kernels in each recipe, every result against the
+"""GroupedLinear(recipe=...) on CUDA tensors: the GPU quantizer, the sm90
+fp8 kernels and the portable path's decode kernels in each recipe, every result against the
 float64 model of test_torch_recipes (built from the very copies the layer
 quantized); one training step captured in a CUDA graph and replayed after
 the group sizes changed on the device; torch.compile(fullgraph=True) equal
 to eager. A recipe with a format that no GPU kernel writes (fp8_rowwise:
-the GPU quantizer) or multiplies (fp8_blockwise) must be refused, naming
-it. These tests verify the kernels before they answer users, so they run
+the GPU quantizer) or multiplies (fp8_blockwise's 1x128 x 1x128 weight
+gradient) must be refused, naming it. These tests verify the kernels before they answer users, so they run
 them with GROUPGEMM_UNVERIFIED_KERNELS=1 (src/kernels/verified_kernels.h).
 """
 
@@ -23,7 +23,7 @@ pytestmark = [
 ]
 
 ON_GPU = ["fp8_tensor", "fp8_group", "mxfp8", "nvfp4"]
-REFUSED = {"fp8_rowwise": "fp8 e4m3 rowwise", "fp8_blockwise": "1x128"}
+REFUSED = {"fp8_rowwise": "fp8 e4m3 rowwise"}
 
 
 @pytest.fixture(autouse=True)
@@ -48,6 +48,17 @@ def test_recipes_without_a_gpu_kernel_are_refused(recipe):
     sizes = torch.tensor(cpu.SIZES["edges"], dtype=torch.int32, device="cuda")
     with pytest.raises(NotSupported, match=REFUSED[recipe]):
         layer(x, sizes)
+
+
+def test_blockwise_recipe_runs_forward_and_refuses_the_weight_gradient():
+    layer = ggt.GroupedLinear(cpu.G, cpu.IN, cpu.OUT, dtype=torch.bfloat16,
+                              recipe="fp8_blockwise", device="cuda")
+    x = cpu._input((cpu.M, cpu.IN), 2).cuda().requires_grad_()
+    sizes = torch.tensor(cpu.SIZES["edges"], dtype=torch.int32, device="cuda")
+    y = layer(x, sizes)
+    assert torch.isfinite(y[: sum(cpu.SIZES["edges"])]).all()
+    with pytest.raises(NotSupported, match="1x128"):
+        y.float().sum().backward()
 
 
 def _step(layer, x, sizes):
