@@ -332,18 +332,42 @@ __device__ __forceinline__ void scale_accumulators(const Params& p, int g, int64
       row_factor[half] *= row_scales[(row0 + r) * p.lhs_quant.scale_row_length];
     }
   }
+  // Column scales: a thread's columns 8 j + 2 (lane % 4) + {0, 1} of the
+  // kN / 8 blocks j are those of the 8 lanes with its lane % 4. In passes
+  // of 16 blocks, each of them loads the pairs of 2 blocks, all at once,
+  // and the others take them by shuffle: 4 loads a thread a pass instead of
+  // 32 (one round trip; the loads one by one had made rowwise products
+  // 1.3x slower than tensor-scaled ones on an H100). Two blocks a lane keep
+  // the 128 x 256 cluster instances from spilling.
+  constexpr int kPassBlocks = 16;
+  const int quad = lane % 4;
 #pragma unroll
-  for (int block = 0; block < kN / 8; ++block) {
-    const int c = col0 + block * 8 + 2 * (lane % 4);
-    float col_factor[2] = {1.0f, 1.0f};
+  for (int pass = 0; pass < kN / 8 / kPassBlocks; ++pass) {
+    float owned[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};
     if (col_scales != nullptr) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        if (c + e < p.out.cols) col_factor[e] = col_scales[(c + e) * p.rhs_quant.scale_row_length];
+      for (int b = 0; b < 2; ++b) {
+        const int c = col0 + (pass * kPassBlocks + (lane / 4) * 2 + b) * 8 + 2 * quad;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          owned[b][e] =
+              c + e < p.out.cols ? col_scales[(c + e) * p.rhs_quant.scale_row_length] : 0.0f;
+        }
       }
     }
 #pragma unroll
-    for (int i = 0; i < 4; ++i) acc[block * 4 + i] *= row_factor[i / 2] * col_factor[i % 2];
+    for (int j = 0; j < kPassBlocks; ++j) {
+      const int block = pass * kPassBlocks + j;
+      float col_factor[2] = {1.0f, 1.0f};
+      if (col_scales != nullptr) {  // the same for the whole warp
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          col_factor[e] = __shfl_sync(0xffffffffu, owned[j % 2][e], quad + 4 * (j / 2));
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[block * 4 + i] *= row_factor[i / 2] * col_factor[i % 2];
+    }
   }
 }
 
