@@ -242,7 +242,7 @@ def assert_fp32_accumulation(got, want, magnitude, depth, rounding=2.0**-24, fp8
     defined = ~np.isnan(want)
     if not defined.any():
         return
-    per_magnitude = (2.0 * (-(-depth // 32) + 4) * 2.0**-13) if fp8_cores else depth * 2.0**-23
+    per_magnitude = (2.0 * (-(-depth // 32) + 8) * 2.0**-13) if fp8_cores else depth * 2.0**-23
     bound = per_magnitude * magnitude[defined] + rounding * np.abs(want[defined])
     error = np.abs(np.asarray(got, dtype=np.float64)[defined] - want[defined])
     worst = np.argmax(error - bound)

@@ -31,7 +31,7 @@ double norm_tolerance(gg_dtype dtype, Accumulation accumulation, int64_t max_dep
 // The accumulation's error of one element, per unit of `scale`.
 double accumulation_error(Accumulation accumulation, int64_t depth) {
   if (accumulation == Accumulation::kFp8TensorCores) {
-    return 2.0 * static_cast<double>(fp8_chunks(depth) + 4) * kFp8ChunkEps;
+    return 2.0 * static_cast<double>(fp8_chunks(depth) + 8) * kFp8ChunkEps;
   }
   return 2.0 * static_cast<double>(depth + 4) * kEps32;
 }
