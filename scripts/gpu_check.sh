@@ -46,6 +46,8 @@ if [ "$what" != tests ]; then
   # The opt-in runs kernels not yet on the verified list (kernels/verified_kernels.h).
   step quantized_gemm_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     GROUPGEMM_UNVERIFIED_KERNELS=1 python3 -m groupgemm.bench_quantized
+  step recipe_step_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 -m groupgemm.bench_recipes
   step quantize_bench $build/src/cli/groupgemm bench-quantize
   step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_quantize
@@ -68,6 +70,7 @@ fi
 [ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
 [ -f "$logs/energy_bench.log" ] && cat "$logs/energy_bench.log"
 [ -f "$logs/quantized_gemm_bench.log" ] && grep -v '^  not run' "$logs/quantized_gemm_bench.log" | tail -n 60
+[ -f "$logs/recipe_step_bench.log" ] && grep -v '^  not run' "$logs/recipe_step_bench.log"
 [ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"
 [ -f "$logs/torch_quantize_bench.log" ] && tail -n 30 "$logs/torch_quantize_bench.log"
 printf '%-13s %s\n' step result
