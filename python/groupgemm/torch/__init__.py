@@ -69,8 +69,10 @@ def grouped_mm(
     one recipe, or a bf16/fp16 x with quantized weights: x its rowwise
     copy, w the copy whose blocks run along K (the rowwise copy of [G, N, K]
     weights for "nk", the columnwise copy for "kn", as a weight gradient's
-    dgrad reads them). They run on the CPU; CUDA tensors in a quantized
-    format raise NotSupported.
+    dgrad reads them). On CUDA tensors they run on the GPU path that takes
+    their formats (fp8 on Hopper's fp8 tensor cores where its layout allows,
+    the portable path's exact decode otherwise); a format no GPU path takes
+    raises NotSupported, naming it.
 
     With out=, the result is written into `out` (and returned) and beta may
     accumulate into it; the out= form has no autograd, nor does a product
@@ -116,8 +118,8 @@ def ragged_k_mm(
 
     a and b may be QuantizedTensors of one recipe: their columnwise copies
     (blocks along the tokens, restarting at each group start), or either
-    copy of a format without block scales. As for grouped_mm, they run on
-    the CPU and have no autograd.
+    copy of a format without block scales. As for grouped_mm, they run where
+    a path takes their formats and have no autograd.
     """
     alpha, alpha_per_group = _alpha(alpha)
     operands = parts("a", a) + parts("b", b)
