@@ -436,10 +436,10 @@ def test_ragged_dot_k_errors_at_trace_time():
 
 
 def test_a_gpu_refuses_quantized_products_while_tracing(monkeypatch):
-    """No GPU path runs fp8 1x128 x 128x128 products yet: NotSupported, naming
-    both paths, no fallback."""
+    """No GPU path runs the fp8 1x128 x 1x128 weight gradient yet:
+    NotSupported, naming both paths, no fallback."""
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     with pytest.raises(NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "):
-        jax.eval_shape(lambda a, b, s: ggj.ragged_dot(a, b, s, rhs_layout="nk"),
-                       _quantized_spec("fp8_e4m3_1x128", (M, K)),
-                       _quantized_spec("fp8_e4m3_128x128", (G, N, K), sizes=False), SIZES_SPEC)
+        jax.eval_shape(lambda a, b, s: ggj.ragged_dot_k(a, b, s),
+                       _quantized_spec("fp8_e4m3_1x128", (M, P), columnwise=True),
+                       _quantized_spec("fp8_e4m3_1x128", (M, Q), columnwise=True), SIZES_SPEC)
