@@ -1,4 +1,4 @@
-"""python -m groupgemm.bench_recipes: a grouped linear layer's training step in each recipe beside bf16.
+"""python -m groupgemm.bench_recipes: a grouped linear training step per recipe beside bf16.
 
 For each MoE preset (groupgemm.presets) and token count, the up-projection
 as groupgemm.torch.GroupedLinear(G, K, N, bias=False) runs one training

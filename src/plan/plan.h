@@ -90,7 +90,8 @@ Plan plan_gemm(const GemmShape& shape);
 GemmShape gemm_shape(const gg_gemm_desc& desc, int sm_count, int compute_capability);
 
 // The Hopper kernel's tiles (kernels/sm90/): 128 rows (two consumer
-// warpgroups of 64), 64-deep k-steps, 128 or 256 columns; each one
+// warpgroups of 64), k-steps of 128 bytes (64 16-bit or 128 fp8 elements;
+// block_k counts 16-bit ones), 128 or 256 columns; each one
 // instantiation. Shared memory holds the ring of stages, a staging buffer
 // for the TMA-store epilogue (the tile in 16-bit elements; fp32 outputs go
 // out in two halves) and the group table, within the 227 KB a CTA may use.

@@ -20,13 +20,14 @@
 // than fp32: measured on an H100, errors of 2^-15 to 2^-11 of what enters
 // the element at depths of 33 to 2048, whether or not the kernel promotes
 // every 128-deep step into fp32, and relative norms of 1e-4 to 8e-4. There
-// the bound counts 2^-13 per 32-deep chunk (one wgmma) and 8 more chunks'
-// worth for the epilogue and the shallowest groups (a few elements of a
+// the bound counts 2^-13 per 32-deep chunk (one wgmma) and 8 chunks more
+// for the epilogue and the shallowest groups (a few elements of a
 // 256-group weight gradient of 1 to 4 tokens a group were off by up to 14
-// 2^-13) instead of eps32 per product, and the relative norm must stay
-// below 2^-12 sqrt(chunks + 1) of the deepest element. A wrong scale, block or product is off by about
-// |want|, which is at least ~1/sqrt(depth) of `scale` for these tests'
-// random signs, and its norm by about 1: far above both.
+// 2^-13), instead of eps32 per product, and the relative norm must stay
+// below 2^-12 sqrt(chunks + 1) of the deepest element. A wrong scale, block
+// or product is off by about |want|, which is at least ~1/sqrt(depth) of
+// `scale` for these tests' random signs, and its norm by about 1: far
+// above both.
 #pragma once
 
 #include <stdint.h>

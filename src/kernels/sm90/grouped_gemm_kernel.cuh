@@ -22,7 +22,7 @@
 // them group after group over the static [P/BM, Q/BN] grid of each group's
 // output.
 //   - Warpgroup 0 is the producer: one thread issues TMA loads of the A and B
-//     tiles of each 64-deep k-step into a ring of shared-memory stages, each
+//     tiles of each 128-byte k-step into a ring of shared-memory stages, each
 //     guarded by a "full" mbarrier (TMA bytes landed) and an "empty" mbarrier
 //     (every consumer warp done reading). An operand whose contraction dim is
 //     contiguous is loaded K-major in one box; one whose M/N dim is contiguous
@@ -56,7 +56,7 @@
 //     zero the tokens outside the group in shared memory (both operands,
 //     since the neighbours' data may hold anything) before the wgmma reads
 //     the stage. Group starts need no alignment either way. A step issues
-//     only the 16-deep wgmma slices that hold group tokens: a group of a few
+//     only the 32-byte wgmma slices that hold group tokens: a group of a few
 //     tokens costs one wgmma per tile, not four.
 // Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
 // per consumer), the mbarriers, the group table (plan.h sizes it).
@@ -247,7 +247,7 @@ __device__ __forceinline__ void load_box(const CUtensorMap* map, uint8_t* smem,
   }
 }
 
-// One operand tile of kRows x 64 into `smem`: a single K-major box, or
+// One operand tile of kRows x 128 bytes of K into `smem`: a single K-major box, or
 // kRows / 64 MN-major boxes of 64 x 64.
 template <bool kKMajor, int kRows, bool kMulticast = false>
 __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* smem, int mn, int k,
