@@ -108,11 +108,12 @@ def model_of(q, sizes=None):
     return dequantized(q, sizes)[0]
 
 
-def assert_product(out, want, magnitude, depth):
+def assert_product(out, want, magnitude, depth, fp8_cores=False):
     """out: the model's product within fp32 accumulation over `depth`
-    products; zeros where the model has none (rows past the groups)."""
+    products (fp8_cores: fp8 tensor cores' accumulation, fake_quant);
+    zeros where the model has none (rows past the groups)."""
     out = np.asarray(out, np.float64)
-    fake_quant.assert_fp32_accumulation(out, want, magnitude, depth)
+    fake_quant.assert_fp32_accumulation(out, want, magnitude, depth, fp8_cores=fp8_cores)
     np.testing.assert_array_equal(out[np.isnan(want)], 0.0)
 
 

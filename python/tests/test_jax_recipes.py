@@ -23,7 +23,7 @@ import fake_quant  # noqa: E402
 from groupgemm import NotSupported, recipes  # noqa: E402
 
 ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
-from test_jax import handlers  # noqa: E402,F401  (the fixture: the handler library)
+from test_jax import GPU, handlers, needs_gpu  # noqa: E402,F401  (handlers: a fixture)
 from test_jax_quantized import SIZE_SETS, assert_product, dequantized, values  # noqa: E402
 
 # Entries past the last group are undefined (XLA leaves those bytes as they
@@ -89,8 +89,9 @@ def recipe_model(recipe, x, kernel, bias, dy, sizes):
 # ---- each recipe against its fake-quant model ------------------------------------------
 
 
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_grouped_dense_forward_and_gradients_follow_the_recipe(recipe):
+def check_grouped_dense_step(recipe, device=None):
+    """Forward and gradients of GroupedDense(recipe=) under jit, on `device`
+    (default: jax's), for every size set, against the recipe's model."""
     layer = ggj.GroupedDense(features=N, num_groups=G, recipe=recipe, param_dtype=jnp.float32)
     x = values((M, K), seed=1, dtype=jnp.float32)
     initial = layer.init(jax.random.PRNGKey(0), x, jnp.asarray(SIZE_SETS["full"], jnp.int32))
@@ -98,6 +99,10 @@ def test_grouped_dense_forward_and_gradients_follow_the_recipe(recipe):
                          "bias": values((G, N), seed=3, dtype=jnp.float32)}}  # a bias not 0
     assert jax.tree_util.tree_map(jnp.shape, initial) == jax.tree_util.tree_map(jnp.shape, params)
     dy = values((M, N), seed=4, dtype=jnp.float32)
+    r = recipes.get(recipe)
+    platform = "cuda" if (device.platform if device else jax.default_backend()) == "gpu" else "cpu"
+    fp8_cores = {"y": (r.fprop_x, r.fprop_w), "dx": (r.dgrad_dy, r.dgrad_w),
+                 "dkernel": (r.wgrad_x, r.wgrad_dy), "dbias": (None, None)}
 
     @jax.jit
     def forward_backward(params, x, s, dy):
@@ -105,15 +110,32 @@ def test_grouped_dense_forward_and_gradients_follow_the_recipe(recipe):
         return y, vjp(dy)
 
     for sizes in SIZE_SETS.values():
-        y, (grads, dx) = forward_backward(params, x, jnp.asarray(sizes, jnp.int32), dy)
+        inputs = (params, x, jnp.asarray(sizes, jnp.int32), dy)
+        if device is not None:
+            inputs = jax.device_put(inputs, device)
+        y, (grads, dx) = forward_backward(*inputs)
         assert y.dtype == dx.dtype == jnp.float32
         p = params["params"]
-        want = recipe_model(recipes.get(recipe), x, p["kernel"], p["bias"], dy, sizes)
+        want = recipe_model(r, x, p["kernel"], p["bias"], dy, sizes)
         got = {"y": y, "dx": dx, "dkernel": grads["params"]["kernel"],
                "dbias": grads["params"]["bias"]}
         for name, (expected, magnitude, depth) in want.items():
             assert got[name].shape == expected.shape, name
-            assert_product(got[name], expected, magnitude, depth)
+            cores = fake_quant.on_fp8_cores(*fp8_cores[name], platform)
+            assert_product(got[name], expected, magnitude, depth, cores)
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_grouped_dense_forward_and_gradients_follow_the_recipe(recipe):
+    check_grouped_dense_step(recipe)
+
+
+@needs_gpu
+@pytest.mark.parametrize("recipe", ["fp8_tensor", "fp8_group", "mxfp8", "nvfp4"])
+def test_grouped_dense_on_the_gpu_follows_the_recipe(recipe):
+    """The same under jit on a CUDA device: the GPU quantizer and the GPU
+    paths (the sm90 fp8 kernels on Hopper) through XLA FFI."""
+    check_grouped_dense_step(recipe, GPU)
 
 
 # ---- make_ragged_dot_cls ------------------------------------------------------------------
