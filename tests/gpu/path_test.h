@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "groupgemm/groupgemm.h"
+#include "kernels/verified_kernels.h"
 
 namespace gg::test {
 
@@ -79,6 +81,16 @@ class PathDtypeTest : public PathTest<PathDtypes> {
  protected:
   gg_dtype input() const { return std::get<1>(GetParam()); }
   gg_dtype out() const { return std::get<2>(GetParam()); }
+};
+
+// A PathTest that also runs kernels not yet on the verified list
+// (kernels/verified_kernels.h): its tests are what verify them.
+class UnverifiedKernelsPathTest : public PathTest<gg_path> {
+ protected:
+  void SetUp() override {
+    setenv(kUnverifiedKernelsVariable, "1", 1);
+    PathTest::SetUp();
+  }
 };
 
 }  // namespace gg::test

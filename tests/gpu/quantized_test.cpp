@@ -10,7 +10,6 @@
 // The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the
 // kernels that do not yet answer users (kernels/verified_kernels.h).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <optional>
 #include <string>
@@ -20,7 +19,6 @@
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
 #include "gpu/routing.h"
-#include "kernels/verified_kernels.h"
 
 namespace gg::test {
 namespace {
@@ -86,13 +84,7 @@ GemmSpec quantized_spec(gg_op op, const FormatPair& formats, gg_layout lhs_layou
   return s;
 }
 
-class Quantized : public PathTest<gg_path> {
- protected:
-  void SetUp() override {
-    setenv(kUnverifiedKernelsVariable, "1", 1);
-    PathTest::SetUp();
-  }
-};
+class Quantized : public UnverifiedKernelsPathTest {};
 
 TEST_P(Quantized, RaggedMEveryFormatLayoutAndEdgeSize) {
   for (const FormatPair& formats : kRaggedMPairs) {

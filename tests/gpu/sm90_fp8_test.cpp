@@ -12,7 +12,6 @@
 // name. The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies
 // the kernels (kernels/verified_kernels.h).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <string>
 #include <utility>
@@ -22,7 +21,6 @@
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
 #include "gpu/routing.h"
-#include "kernels/verified_kernels.h"
 
 namespace gg::test {
 namespace {
@@ -96,13 +94,7 @@ GemmSpec fp8_spec(gg_op op, const FormatPair& formats, const Shape& shape,
   return s;
 }
 
-class Sm90Fp8 : public PathTest<gg_path> {
- protected:
-  void SetUp() override {
-    setenv(kUnverifiedKernelsVariable, "1", 1);
-    PathTest::SetUp();
-  }
-};
+class Sm90Fp8 : public UnverifiedKernelsPathTest {};
 
 TEST_P(Sm90Fp8, RaggedMEveryTileAndEdgeSize) {
   for (const FormatPair& formats : kPairs) {
@@ -234,13 +226,7 @@ TEST_P(Sm90Fp8, GraphReplaysWithChangedSizes) {
 INSTANTIATE_TEST_SUITE_P(Sm90AndAuto, Sm90Fp8, ::testing::Values(GG_PATH_SM90, GG_PATH_AUTO),
                          ParamName());
 
-class Sm90Fp8Refusal : public PathTest<gg_path> {
- protected:
-  void SetUp() override {
-    setenv(kUnverifiedKernelsVariable, "1", 1);
-    PathTest::SetUp();
-  }
-};
+class Sm90Fp8Refusal : public UnverifiedKernelsPathTest {};
 
 // What the fp8 kernels cannot read is refused with GG_STATUS_NOT_SUPPORTED,
 // naming why, never run: another pair of element types, an MN-major

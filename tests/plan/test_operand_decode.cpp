@@ -270,6 +270,19 @@ ref::GroupTable table_of(const std::vector<int32_t>& sizes) {
   return ref::read_groups(s, static_cast<int32_t>(sizes.size()), kCapacity, &flags);
 }
 
+// A ragged-M product of `lhs` and `rhs` over `groups` groups.
+gg_gemm_desc ragged_m_desc(const QuantTensor& lhs, const QuantTensor& rhs, gg_layout rhs_layout,
+                           int32_t groups) {
+  gg_gemm_desc d{};
+  d.op = GG_OP_RAGGED_M;
+  d.num_groups = groups;
+  d.lhs = lhs.view;
+  d.rhs = rhs.view;
+  d.lhs_layout = GG_LAYOUT_N;
+  d.rhs_layout = rhs_layout;
+  return d;
+}
+
 TEST(ScaleAddressing, RaggedMActivationsAndWeightsOfEveryLayout) {
   const int32_t groups = static_cast<int32_t>(kSizes.size());
   const int64_t k = 96, n = 48;
@@ -282,13 +295,7 @@ TEST(ScaleAddressing, RaggedMActivationsAndWeightsOfEveryLayout) {
       const bool rhs_t = rhs_layout == GG_LAYOUT_T;
       QuantTensor lhs(f, 1, kCapacity, k, 1, false, groups);
       QuantTensor rhs(f, groups, rhs_t ? n : k, rhs_t ? k : n, rhs_t ? 1 : 0, false, groups);
-      gg_gemm_desc d{};
-      d.op = GG_OP_RAGGED_M;
-      d.num_groups = groups;
-      d.lhs = lhs.view;
-      d.rhs = rhs.view;
-      d.lhs_layout = GG_LAYOUT_N;
-      d.rhs_layout = rhs_layout;
+      const gg_gemm_desc d = ragged_m_desc(lhs, rhs, rhs_layout, groups);
       const KernelOperand kl{quant_operand_of(d.lhs, true, d), true, k, 0};
       const KernelOperand kr{quant_operand_of(d.rhs, rhs_t, d), rhs_t, rhs_t ? k : n,
                              rhs.view.strides[0]};
@@ -308,12 +315,7 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
   const ref::GroupTable table = table_of(kSizes);
   QuantTensor lhs({GG_DTYPE_E4M3, GG_BLOCK_1X128}, 1, kCapacity, k, 1, false, groups);
   QuantTensor rhs({GG_DTYPE_E4M3, GG_BLOCK_128X128}, groups, n, k, 1, false, groups);
-  gg_gemm_desc d{};
-  d.op = GG_OP_RAGGED_M;
-  d.num_groups = groups;
-  d.lhs = lhs.view;
-  d.rhs = rhs.view;
-  d.rhs_layout = GG_LAYOUT_T;
+  const gg_gemm_desc d = ragged_m_desc(lhs, rhs, GG_LAYOUT_T, groups);
   const QuantOperand ql = quant_operand_of(d.lhs, true, d);
   const QuantOperand qr = quant_operand_of(d.rhs, true, d);
   for (int32_t g = 0; g < groups; ++g) {

@@ -14,6 +14,7 @@
 
 #include "api/describe.h"
 #include "api/error.h"
+#include "api/field_checks.h"
 #include "api/log.h"
 #include "common/workspace.h"
 #include "kernels/device.h"
@@ -28,8 +29,6 @@
 
 namespace gg::sm90 {
 namespace {
-
-bool is_fp8(gg_dtype type) { return type == GG_DTYPE_E4M3 || type == GG_DTYPE_E5M2; }
 
 // fp8 with fp32 scales per 1 x 128 or 128 x 128 block: promoted every k-step.
 bool block_scaled(const gg_gemm_desc& d) {
@@ -46,12 +45,12 @@ bool block_scaled(const gg_gemm_desc& d) {
 bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inner, int64_t outer,
                  int64_t groups, int64_t ld, int64_t group_stride, bool k_major, int tile_rows,
                  std::string* why_not) {
-  const int64_t bytes = is_fp8(type) ? 1 : 2;
+  const int64_t bytes = api::is_fp8(type) ? 1 : 2;
   const uint64_t dims[3] = {uint64_t(inner), uint64_t(outer), uint64_t(groups)};
   const uint64_t strides[2] = {uint64_t(ld * bytes),
                                uint64_t((groups > 1 ? group_stride : ld * outer) * bytes)};
   const uint32_t box[3] = {uint32_t(128 / bytes), uint32_t(k_major ? tile_rows : 64), 1};
-  const CUtensorMapDataType dtype = is_fp8(type)               ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+  const CUtensorMapDataType dtype = api::is_fp8(type)        ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                     : type == GG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
@@ -114,7 +113,7 @@ gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUten
 gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan, bool a_kmajor,
                          bool b_kmajor, int sm_count, cudaStream_t stream) {
   const Instance which{d.op, plan.tile, plan.sparse_k, plan.multicast ? 2 : 1, a_kmajor, b_kmajor};
-  if (is_fp8(d.lhs.dtype)) {
+  if (api::is_fp8(d.lhs.dtype)) {
     return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, block_scaled(d), d.num_groups,
                       sm_count, stream);
   }
@@ -188,7 +187,7 @@ namespace gg {
 
 bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   const bool sixteen_bit = d.lhs.dtype == GG_DTYPE_BF16 || d.lhs.dtype == GG_DTYPE_FP16;
-  if (sm90::is_fp8(d.lhs.dtype) && sm90::is_fp8(d.rhs.dtype)) {
+  if (api::is_fp8(d.lhs.dtype) && api::is_fp8(d.rhs.dtype)) {
     const std::string refusal = sm90::fp8_refusal(d);
     if (!refusal.empty()) {
       *why_not = "sm90 path: " + refusal;
@@ -286,7 +285,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                                                                            : d.lhs.shape[0];
   p.groups = d.num_groups;
   p.flags = workspace_flags(workspace);
-  const bool fp8 = is_fp8(d.lhs.dtype);
+  const bool fp8 = api::is_fp8(d.lhs.dtype);
   if (fp8) {  // as the portable path reads them: depth along the stored rows' columns
     p.lhs_quant = portable::quant_operand_of(d.lhs, true, d);
     p.rhs_quant = portable::quant_operand_of(d.rhs, true, d);
