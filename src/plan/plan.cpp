@@ -68,15 +68,21 @@ GemmShape gemm_shape(const gg_gemm_desc& d, int sm_count, int compute_capability
 }
 
 Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
+  const Sm90Decode decode = shape.sm90_decode;
   const Sm90TileConfig wide_tile = sm90_tile_config(Sm90Tile::k128x256);
   std::string reason = "n=" + std::to_string(shape.n) + " <= 128";
   Sm90Tile tile = Sm90Tile::k128x128;
   if (shape.n > 128) {
     const int64_t rows_per_group = shape.m / shape.groups;
-    if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kSm90ShortGroupRows) {
+    const bool short_tile_fits =
+        sm90_smem_bytes(sm90_tile_config(Sm90Tile::k64x256, decode), shape.groups) <=
+        kSm90SmemLimit;
+    if (shape.op == GG_OP_RAGGED_M && rows_per_group <= kSm90ShortGroupRows && short_tile_fits) {
       tile = Sm90Tile::k64x256;
       reason = "n=" + std::to_string(shape.n) + " > 128, groups average " +
                std::to_string(rows_per_group) + " rows";
+    } else if (decode != Sm90Decode::kNone) {
+      reason = "decoded operands: their raw codes leave room for 128 columns a tile";
     } else if (shape.block_scaled) {
       reason = "fp8 blocks: promoted accumulators leave room for 128 columns a consumer";
     } else if (sm90_smem_bytes(wide_tile, shape.groups) <= kSm90SmemLimit) {
@@ -97,7 +103,11 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
     reason += ", clusters of 2 sharing B: groups average " +
               std::to_string(shape.k / shape.groups) + " tokens";
   }
-  return Sm90Plan{shape, tile, sm90_tile_config(tile), sparse_k, multicast, reason};
+  if (decode != Sm90Decode::kNone) {
+    reason += decode == Sm90Decode::kBoth ? ", both operands decoded into bf16"
+                                          : ", rhs decoded into bf16";
+  }
+  return Sm90Plan{shape, tile, sm90_tile_config(tile, decode), sparse_k, multicast, reason};
 }
 
 std::string Sm90Plan::describe() const {

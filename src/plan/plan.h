@@ -41,6 +41,12 @@ constexpr TileConfig tile_config(PortableTile tile) {
                                         : TileConfig{64, 128, 32, 2, 2, 3, 3};
 }
 
+// Which operands of a Hopper instance are quantized codes that the kernel
+// decodes into bf16 tiles (mxfp8, mxfp4, nvfp4, quantized weights with bf16
+// activations): none, the rhs (weights), or both. A stage then also holds
+// each decoded operand's raw codes, 64 bytes a row (sm90/decoded_steps.h).
+enum class Sm90Decode { kNone, kRhs, kBoth };
+
 // Static facts of one grouped GEMM, in output terms: the result of group g
 // is an (m x n) block reached by contracting over k.
 //   ragged-M: m = M (row capacity, shared by all groups), n = N, k = K.
@@ -58,6 +64,8 @@ struct GemmShape {
   // fp8 1 x 128 / 128 x 128 blocks: each k-step promoted into a second set
   // of accumulators (sm90), which leaves room for 128 columns a consumer.
   bool block_scaled = false;
+  // The sm90 path's operands decoded into bf16 tiles (its host sets it).
+  Sm90Decode sm90_decode = Sm90Decode::kNone;
 };
 
 struct Plan {
@@ -106,16 +114,28 @@ struct Sm90TileConfig {
   int block_n;
   int block_k;
   int stages;
+  int raw_row_bytes_a = 0;  // a decoded operand's codes per row of a stage
+  int raw_row_bytes_b = 0;
 };
 
-constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile) {
+// Decoding instances take the 128 x 128 and 64 x 256 tiles (the 128 x 256
+// one's stages and raw codes leave no room for a third stage) with three
+// stages: a raw area a quarter to a half of a bf16 stage's size keeps three
+// in the shared memory of either with the group table of 900 or more groups.
+constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
+  if (decode != Sm90Decode::kNone) {
+    const int block_m = tile == Sm90Tile::k64x256 ? 64 : 128;
+    const int block_n = tile == Sm90Tile::k128x128 ? 128 : 256;
+    return Sm90TileConfig{block_m, block_n, 64, 3, decode == Sm90Decode::kBoth ? 64 : 0, 64};
+  }
   return tile == Sm90Tile::k128x256  ? Sm90TileConfig{128, 256, 64, 3}
          : tile == Sm90Tile::k64x256 ? Sm90TileConfig{64, 256, 64, 4}
                                      : Sm90TileConfig{128, 128, 64, 5};
 }
 
 constexpr int64_t sm90_stage_bytes(const Sm90TileConfig& c) {
-  return int64_t{c.block_m + c.block_n} * c.block_k * 2;
+  return int64_t{c.block_m + c.block_n} * c.block_k * 2 + int64_t{c.block_m} * c.raw_row_bytes_a +
+         int64_t{c.block_n} * c.raw_row_bytes_b;
 }
 constexpr int64_t sm90_staging_bytes(const Sm90TileConfig& c) {
   return int64_t{c.block_m} * c.block_n * 2;

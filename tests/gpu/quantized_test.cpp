@@ -5,8 +5,9 @@
 // +- 1, one hot group, all empty, G = 1, G = 256, sum < M, bad sizes), with
 // random codes and scales, poisoned rows outside the groups and guard bands
 // (GemmCase). GG_PATH_AUTO takes the portable path for them, or the sm90
-// path for the fp8 pairs it runs (tests/gpu/sm90_fp8_test.cpp); what a path
-// does not run is refused, naming the formats.
+// path for the fp8 pairs and the decoded ragged-M products it runs
+// (tests/gpu/sm90_fp8_test.cpp, sm90_decoded_test.cpp); what a path does
+// not run is refused, naming the formats.
 // The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the
 // kernels that do not yet answer users (kernels/verified_kernels.h).
 #include <gtest/gtest.h>
@@ -188,9 +189,10 @@ INSTANTIATE_TEST_SUITE_P(PortableAndAuto, Quantized,
 class QuantizedRefusal : public PathTest<gg_path> {};
 
 // What a path does not run is refused with GG_STATUS_NOT_SUPPORTED and a
-// message naming the formats, never run: the sm90 path takes no MX blocks,
-// the portable path no fp8 1x128 / 128x128 blocks, and no path the weight
-// gradient's 1x128 x 1x128 (GG_PATH_REFERENCE computes it).
+// message naming the formats, never run: the sm90 path takes no MX blocks
+// in the weight gradient, the portable path no fp8 1x128 / 128x128 blocks,
+// and no path the weight gradient's 1x128 x 1x128 (GG_PATH_REFERENCE
+// computes it).
 TEST_P(QuantizedRefusal, NamesTheFormats) {
   const Format blocks_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
   const Format blocks_128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
@@ -198,7 +200,7 @@ TEST_P(QuantizedRefusal, NamesTheFormats) {
     gg_op op;
     FormatPair formats;
   };
-  const Refused refused = path() == GG_PATH_SM90 ? Refused{GG_OP_RAGGED_M, {kMxE4m3, kMxE4m3}}
+  const Refused refused = path() == GG_PATH_SM90 ? Refused{GG_OP_RAGGED_K, {kMxE4m3, kMxE4m3}}
                           : path() == GG_PATH_PORTABLE
                               ? Refused{GG_OP_RAGGED_M, {blocks_1x128, blocks_128x128}}
                               : Refused{GG_OP_RAGGED_K, {blocks_1x128, blocks_1x128}};

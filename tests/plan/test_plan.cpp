@@ -168,6 +168,31 @@ TEST(Sm90Plan, BlockScaledFp8TakesTiles128ColumnsAConsumer) {
   EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k64x256);
 }
 
+// Decoded operands (Sm90Decode): 128 x 128 tiles, or 64 x 256 for groups
+// of a few rows where the short tile's three stages fit beside the group
+// table; every choice within the shared memory, for up to 2048 groups.
+TEST(Sm90Plan, DecodedOperandsTakeTiles128ColumnsAConsumer) {
+  for (const gg::Sm90Decode decode : {gg::Sm90Decode::kRhs, gg::Sm90Decode::kBoth}) {
+    gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_M, 4096);
+    shape.sm90_decode = decode;
+    gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
+    EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128);
+    EXPECT_EQ(plan.config.stages, 3);
+    EXPECT_EQ(plan.config.raw_row_bytes_a, decode == gg::Sm90Decode::kBoth ? 64 : 0);
+    EXPECT_EQ(plan.config.raw_row_bytes_b, 64);
+    EXPECT_NE(plan.reason.find("decoded"), std::string::npos) << plan.reason;
+    shape.m = 8 * 32;  // groups averaging 32 rows
+    EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k64x256);
+    for (const int groups : {1, 256, 900, 1024, 2048}) {
+      shape.groups = groups;
+      shape.m = 4 * groups;
+      plan = gg::plan_sm90_gemm(shape);
+      EXPECT_LE(gg::sm90_smem_bytes(plan.config, groups), gg::kSm90SmemLimit) << "G=" << groups;
+    }
+    EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128) << "2048 groups: the short tile's table";
+  }
+}
+
 TEST(Sm90Plan, EveryChoiceFitsItsSharedMemory) {
   // 227 KB per CTA, of which the kernel's static data (the scan) takes < 2 KB.
   for (const int groups : {1, 8, 256, 1024, 1025, 1600, 2048}) {

@@ -75,6 +75,7 @@
 
 #include "common/groups.h"
 #include "kernels/portable/operand_decode.h"
+#include "kernels/sm90/decode_stage.cuh"
 #include "kernels/sm90/epilogue.cuh"
 #include "kernels/sm90/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
@@ -97,9 +98,9 @@ constexpr int kStepK = kStepBytes / OperandTypes<T>::kBytes;
 
 // The layout of one tile shape. A 128-row tile gives each consumer 64 rows of
 // all BN columns; a 64-row tile gives each the 64 rows and half the columns.
-template <Sm90Tile kShape>
+template <Sm90Tile kShape, Sm90Decode kDecode>
 struct Config {
-  static constexpr Sm90TileConfig kTile = sm90_tile_config(kShape);
+  static constexpr Sm90TileConfig kTile = sm90_tile_config(kShape, kDecode);
   static_assert(kTile.block_k * 2 == kStepBytes, "the plan's stages hold 128-byte k-steps");
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
@@ -108,12 +109,16 @@ struct Config {
   static constexpr int kStages = kTile.stages;
   static constexpr int kAStageBytes = kBlockM * kStepBytes;
   static constexpr int kBStageBytes = kBlockN * kStepBytes;
-  static constexpr int kStageBytes = kAStageBytes + kBStageBytes;
+  // Decoded operands' raw codes, after the two bf16 tiles (decode_stage.cuh).
+  static constexpr int kARawBytes = kBlockM * kTile.raw_row_bytes_a;
+  static constexpr int kBRawBytes = kBlockN * kTile.raw_row_bytes_b;
+  static constexpr int kStageBytes = kAStageBytes + kBStageBytes + kARawBytes + kBRawBytes;
   static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
   static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
   static constexpr size_t kTableOffset = kBarrierOffset + 2 * kStages * sizeof(uint64_t);
-  static_assert(kStagingOffset % 1024 == 0 && kStagingBytes % 1024 == 0,
+  static_assert(kStageBytes % 1024 == 0 && kStagingOffset % 1024 == 0 &&
+                    kStagingBytes % 1024 == 0,
                 "TMA 128-byte swizzled boxes start 1024-byte aligned");
   static_assert(kStagingBytes == 64 * kConsumerN * 2, "a consumer's 64 rows in 16-bit values");
   static size_t smem_bytes(int groups) { return sm90_smem_bytes(kTile, groups); }
@@ -137,8 +142,9 @@ struct Params {
   int groups;
   int64_t zero_rows_end;  // GG_GEMM_ZERO_UNUSED_ROWS: M (unused_rows.cuh); else 0
   uint32_t* flags;
-  // fp8 operands: their fp32 tensor, group or rowwise scales, applied to
-  // the accumulators in the epilogue (16-bit operands: the defaults).
+  // fp8 and decoded operands: their fp32 tensor, group or rowwise scales,
+  // applied to the accumulators in the epilogue, and decoded operands'
+  // element types and block scales (16-bit operands: the defaults).
   portable::QuantOperand lhs_quant;
   portable::QuantOperand rhs_quant;
 };
@@ -427,8 +433,12 @@ constexpr int kStagingChunks = kSparseK ? 2 : 1;
 template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, bool kAKMajor,
           bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
-  using Cfg = Config<kShape>;
   using Types = OperandTypes<T>;
+  using Cfg = Config<kShape, Types::kDecode>;
+  constexpr bool kDecodeA = Types::kDecode == Sm90Decode::kBoth;
+  constexpr bool kDecodeB = Types::kDecode != Sm90Decode::kNone;
+  static_assert(!kDecodeB || (kOp == GG_OP_RAGGED_M && kAKMajor && kBKMajor && kCluster == 1),
+                "decoded operands: ragged-M, K-major");
   // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
   constexpr int kBlockK = kStepK<T>;
   constexpr int kSliceK = kBlockK / 4;
@@ -485,6 +495,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   if (threadIdx.x < 128) {
     release_registers<40>();
     if (threadIdx.x == 0) {
+      // Bytes of a row's codes in a k-step, for each decoded operand, and
+      // the bytes a stage receives.
+      [[maybe_unused]] const int raw_a = kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : 0;
+      [[maybe_unused]] const int raw_b = kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : 0;
+      const uint32_t stage_bytes = (kDecodeA ? kBlockM * raw_a : Cfg::kAStageBytes) +
+                                   (kDecodeB ? kBlockN * raw_b : Cfg::kBStageBytes);
       int stage = 0;
       uint32_t phase = 0;
       int mapped_group = -1;  // the group whose own maps this thread has acquired
@@ -516,13 +532,23 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&empty[stage], phase ^ 1);
           uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
+          uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
                                                cuda::ptx::space_shared, &full[stage],
-                                               Cfg::kStageBytes);
+                                               stage_bytes);
           const int k = t.k0 + ks * kBlockK;
-          load_operand<kAKMajor, kBlockM>(a_map, a_stage, t.a_mn, k, 0, &full[stage]);
-          uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
-          if constexpr (kCluster == 1) {
+          // A decoded operand's codes go to its raw area, addressed in bytes
+          // along K (ragged-M: k0 is 0).
+          uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
+          uint8_t* b_raw = a_raw + Cfg::kARawBytes;
+          if constexpr (kDecodeA) {
+            load_box<false>(a_map, a_raw, {ks * raw_a, t.a_mn, 0}, &full[stage]);
+          } else {
+            load_operand<kAKMajor, kBlockM>(a_map, a_stage, t.a_mn, k, 0, &full[stage]);
+          }
+          if constexpr (kDecodeB) {
+            load_box<false>(b_map, b_raw, {ks * raw_b, t.b_mn, t.b_group}, &full[stage]);
+          } else if constexpr (kCluster == 1) {
             load_operand<kBKMajor, kBlockN>(b_map, b_stage, t.b_mn, k, t.b_group, &full[stage]);
           } else {  // this CTA's half of B, into both CTAs
             constexpr int kHalf = kBlockN / 2;
@@ -595,6 +621,25 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         wait_barrier(&full[stage], phase);
         uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
         uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
+        if constexpr (kDecodeB) {
+          // The step's codes into the stage's bf16 tiles (decode_stage.cuh),
+          // by both consumers: after the barrier, each one's wgmmas may read
+          // every chunk of the tiles.
+          const int decoding_thread = static_cast<int>(threadIdx.x) - 128;
+          const int64_t depth = t.k0 + int64_t{ks} * kBlockK;
+          const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
+          if constexpr (kDecodeA) {
+            decode_step<kBlockM, kConsumerThreads>(
+                p.lhs_quant, portable::group_scales(p.lhs_quant, 0), a_raw, a_stage, t.a_mn,
+                p.rows_capacity, depth, p.k_dim, decoding_thread);
+          }
+          decode_step<kBlockN, kConsumerThreads>(
+              p.rhs_quant, portable::group_scales(p.rhs_quant, t.group), a_raw + Cfg::kARawBytes,
+              b_stage, t.b_mn, p.out.cols, depth, p.k_dim, decoding_thread);
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          sync_consumers();
+          __syncwarp();  // wgmma's .aligned forms need the warp converged again
+        }
         // The group's elements of this step, [k_begin, k_end), and the
         // 32-byte slices the step reads, [k_lo, k_hi): with kSparseK only
         // those holding group tokens (a group of a few tokens costs one wgmma
@@ -681,7 +726,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       }
       const int first_row = kSplit ? 0 : consumer * 64;
       const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
-      if constexpr (Types::kFp8) {
+      if constexpr (Types::kScaled) {
         scale_accumulators<kOp, kConsumerN>(p, t.group, t.a_mn + first_row,
                                             min(64, t.rows - first_row), first_col, thread, acc);
       }
@@ -731,7 +776,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, bool kAKMajor,
           bool kBKMajor>
 gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
-  const size_t smem = Config<kShape>::smem_bytes(groups);
+  const size_t smem = Config<kShape, OperandTypes<T>::kDecode>::smem_bytes(groups);
   auto kernel = grouped_gemm_kernel<kOp, kSparseK, kShape, kCluster, T, kAKMajor, kBKMajor>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       cudaSuccess) {
@@ -782,12 +827,15 @@ struct Instance {
 // The instance of `which` for element types T and the given majors.
 // Ragged-M lhs is always K-major ([M, K]); ragged-K outputs take 128-row
 // tiles only, the sparse-K mode both widths, cluster pairs the wide one.
-// Block-scaled fp8 (a second set of accumulators: 128 columns a consumer)
-// is ragged-M on 128 x 128 and 64 x 256 tiles only.
+// Block-scaled fp8 and decoded operands are ragged-M on 128 x 128 and
+// 64 x 256 tiles only.
 template <typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_count,
                           cudaStream_t stream) {
-  constexpr bool kBlockScaled = OperandTypes<T>::kBlockScaled;
+  // Tiles of 128 columns a consumer: block-scaled fp8 (a second set of
+  // accumulators) and decoded operands (their raw codes' shared memory).
+  constexpr bool kNarrowOnly =
+      OperandTypes<T>::kBlockScaled || OperandTypes<T>::kDecode != Sm90Decode::kNone;
   if (which.op == GG_OP_RAGGED_M) {
     if constexpr (kAKMajor) {
       switch (which.tile) {
@@ -795,7 +843,7 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
           return launch<GG_OP_RAGGED_M, false, Sm90Tile::k64x256, 1, T, true, kBKMajor>(
               p, groups, sm_count, stream);
         case Sm90Tile::k128x256:
-          if constexpr (kBlockScaled) {
+          if constexpr (kNarrowOnly) {
             return GG_STATUS_INTERNAL_ERROR;
           } else {
             return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x256, 1, T, true, kBKMajor>(
@@ -808,7 +856,7 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
     }
     return GG_STATUS_INTERNAL_ERROR;
   }
-  if constexpr (kBlockScaled) {
+  if constexpr (kNarrowOnly) {  // ragged-M only
     return GG_STATUS_INTERNAL_ERROR;
   } else {
     constexpr Sm90Tile kWide = Sm90Tile::k128x256;
@@ -832,10 +880,12 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
 }
 
 // The instances of each element family, compiled in a file of their own
-// (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu).
+// (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu, sm90_gemm_decoded.cu).
 gg_status launch_16bit(Params& p, const Instance& which, bool bf16, int groups, int sm_count,
                        cudaStream_t stream);
 gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs,
                      bool block_scaled, int groups, int sm_count, cudaStream_t stream);
+gg_status launch_decoded(Params& p, const Instance& which, bool lhs_decoded, int groups,
+                         int sm_count, cudaStream_t stream);
 
 }  // namespace gg::sm90

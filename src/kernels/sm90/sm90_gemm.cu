@@ -56,6 +56,21 @@ bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inne
   return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
 }
 
+// The map of a decoded operand's codes (decode_stage.cuh): bytes, K-major,
+// unswizzled, boxed as one k-step of `tile_rows` rows ({64 or 32 bytes,
+// rows}); `k`, `ld` and `group_stride` count elements.
+bool raw_operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t k, int64_t rows,
+                     int64_t groups, int64_t ld, int64_t group_stride, int tile_rows,
+                     std::string* why_not) {
+  const int64_t bits = portable::element_bits(type);
+  const uint64_t dims[3] = {uint64_t(k * bits / 8), uint64_t(rows), uint64_t(groups)};
+  const uint64_t strides[2] = {uint64_t(ld * bits / 8),
+                               uint64_t((groups > 1 ? group_stride : ld * rows) * bits / 8)};
+  const uint32_t box[3] = {uint32_t(raw_step_bytes(type)), uint32_t(tile_rows), 1};
+  return encode_tile_map(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, why_not,
+                         false);
+}
+
 // The output's TMA-store map for boxes of `chunks` 128-byte chunks x 64 rows
 // (epilogue.cuh's StagingLayout): 3-D {cols, rows, groups} for one, 4-D
 // {chunk, chunks, rows, groups} over the row's whole chunks for two.
@@ -109,10 +124,33 @@ gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUten
                    cudaGetErrorString(error));
 }
 
+// Whether `d` takes the decoding instances (sm90_gemm_decoded.cu):
+// quantized weights with a bf16 lhs, or operands with MX or NV blocks. The
+// fp8 wgmma instances take fp8 x fp8 with fp32 scales or 1x128 / 128x128
+// blocks.
+bool decodes(const gg_gemm_desc& d) {
+  if (!portable::is_quantized(d.rhs.dtype)) return false;
+  if (d.lhs.dtype == GG_DTYPE_BF16) return true;
+  const auto mx_or_nv = [](const gg_tensor& t) {
+    return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NV16;
+  };
+  return portable::is_quantized(d.lhs.dtype) && (mx_or_nv(d.lhs) || mx_or_nv(d.rhs) ||
+                                                 d.lhs.dtype == GG_DTYPE_E2M1 ||
+                                                 d.rhs.dtype == GG_DTYPE_E2M1);
+}
+
+Sm90Decode decode_of(const gg_gemm_desc& d) {
+  if (!decodes(d)) return Sm90Decode::kNone;
+  return d.lhs.dtype == GG_DTYPE_BF16 ? Sm90Decode::kRhs : Sm90Decode::kBoth;
+}
+
 // Launches the plan's instance for the element types of `d`.
 gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan, bool a_kmajor,
                          bool b_kmajor, int sm_count, cudaStream_t stream) {
   const Instance which{d.op, plan.tile, plan.sparse_k, plan.multicast ? 2 : 1, a_kmajor, b_kmajor};
+  if (decodes(d)) {
+    return launch_decoded(p, which, d.lhs.dtype != GG_DTYPE_BF16, d.num_groups, sm_count, stream);
+  }
   if (api::is_fp8(d.lhs.dtype)) {
     return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, block_scaled(d), d.num_groups,
                       sm_count, stream);
@@ -180,6 +218,49 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   return unverified_kernel_refusal("the sm90 fp8 kernels");
 }
 
+// Why the decoding instances cannot take `d` (empty: they can): ragged-M
+// with K-major weights [G, N, K], stacked; element and block scales along
+// K (MX32, NV16), or fp32 tensor, group or rowwise scales; 16-byte aligned
+// rows of whole 16-byte chunks of codes.
+std::string decoded_refusal(const gg_gemm_desc& d) {
+  const std::string formats =
+      "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs);
+  if (d.op != GG_OP_RAGGED_M) {
+    return formats + ": the sm90 decoding kernels run ragged-M products (forward, input "
+                     "gradient); the portable path runs the weight gradient";
+  }
+  for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
+    if (t->block_scaling == GG_BLOCK_1X128 || t->block_scaling == GG_BLOCK_128X128) {
+      return formats + " is not supported (fp8 1x128 / 128x128 blocks pair only with each "
+                       "other; GG_PATH_REFERENCE computes the rest)";
+    }
+  }
+  if (d.rhs_layout != GG_LAYOUT_T) {
+    return formats + ": the sm90 decoding kernels read K-major weights: rhs must be "
+                     "GG_LAYOUT_T ([G, N, K]; the portable path takes [G, K, N])";
+  }
+  if ((d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+    return formats + ": per-expert quantized weights (a pointer array) run on the portable path";
+  }
+  // TMA reads rows that start on 16 bytes; a decoded chunk of codes lies
+  // wholly inside K (decode_stage.cuh).
+  const int64_t k = d.lhs.shape[1];
+  const auto fits = [&](const gg_tensor& t, int rank) {
+    if (!portable::is_quantized(t.dtype)) return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
+                                                 t.strides[0] % 8 == 0;
+    const int64_t bits = portable::element_bits(t.dtype);
+    bool ok = reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
+              k % raw_chunk_elements(t.dtype) == 0;
+    for (int i = 0; i + 1 < rank; ++i) ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
+    return ok;
+  };
+  if (!fits(d.lhs, 2) || !fits(d.rhs, 3)) {
+    return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows, and K a "
+                     "multiple of 16 (fp8) or 32 (e2m1) (the portable path takes any)";
+  }
+  return unverified_kernel_refusal("the sm90 decoding kernels");
+}
+
 }  // namespace
 }  // namespace gg::sm90
 
@@ -187,7 +268,13 @@ namespace gg {
 
 bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   const bool sixteen_bit = d.lhs.dtype == GG_DTYPE_BF16 || d.lhs.dtype == GG_DTYPE_FP16;
-  if (api::is_fp8(d.lhs.dtype) && api::is_fp8(d.rhs.dtype)) {
+  if (sm90::decodes(d)) {
+    const std::string refusal = sm90::decoded_refusal(d);
+    if (!refusal.empty()) {
+      *why_not = "sm90 path: " + refusal;
+      return false;
+    }
+  } else if (api::is_fp8(d.lhs.dtype) && api::is_fp8(d.rhs.dtype)) {
     const std::string refusal = sm90::fp8_refusal(d);
     if (!refusal.empty()) {
       *why_not = "sm90 path: " + refusal;
@@ -195,8 +282,9 @@ bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
     }
   } else if (!sixteen_bit || d.rhs.dtype != d.lhs.dtype) {
     *why_not = "sm90 path: lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs) +
-               " is not supported (bf16 or fp16 inputs of one type, or fp8 with tensor, group "
-               "or rowwise scales; GG_PATH_REFERENCE computes every format)";
+               " is not supported (bf16 or fp16 inputs of one type, fp8 pairs, MX or NV "
+               "blocks, or quantized weights with bf16 activations; GG_PATH_REFERENCE computes "
+               "every format)";
     return false;
   }
   if (d.num_groups > kSm90MaxGroups) {
@@ -285,16 +373,18 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
                                                                            : d.lhs.shape[0];
   p.groups = d.num_groups;
   p.flags = workspace_flags(workspace);
-  const bool fp8 = api::is_fp8(d.lhs.dtype);
-  if (fp8) {  // as the portable path reads them: depth along the stored rows' columns
+  const bool decoded = decodes(d);
+  if (api::is_fp8(d.lhs.dtype) || decoded) {
+    // As the portable path reads them: depth along the stored rows' columns.
     p.lhs_quant = portable::quant_operand_of(d.lhs, true, d);
     p.rhs_quant = portable::quant_operand_of(d.rhs, true, d);
   }
   char* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
   CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(scratch) : nullptr;
 
-  const Sm90Plan plan =
-      plan_sm90_gemm(gemm_shape(d, info.sm_count, info.compute_capability));
+  GemmShape shape = gemm_shape(d, info.sm_count, info.compute_capability);
+  shape.sm90_decode = decode_of(d);
+  const Sm90Plan plan = plan_sm90_gemm(shape);
   const int block_m = plan.config.block_m;
   const int block_n = plan.config.block_n;
   const int64_t m = p.rows_capacity;
@@ -320,11 +410,21 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     a_kmajor = true;
     // Per-expert weights: one expert's matrix, over the maps' own address
     // until each copy takes its expert's (expert_maps.h).
-    ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
-                     block_m, &why) &&
-         operand_map(&p.b_map, d.rhs.dtype, expert_maps ? expert_maps : d.rhs.data,
-                     b_kmajor ? k : n, b_kmajor ? n : k, expert_maps ? 1 : d.num_groups,
-                     d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
+    if (decoded) {  // the codes of quantized operands, stacked K-major weights
+      const bool lhs_decoded = portable::is_quantized(d.lhs.dtype);
+      ok = (lhs_decoded ? raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
+                                          d.lhs.strides[0], 0, block_m, &why)
+                        : operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
+                                      d.lhs.strides[0], 0, true, block_m, &why)) &&
+           raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, k, n, d.num_groups,
+                           d.rhs.strides[1], d.rhs.strides[0], block_n, &why);
+    } else {
+      ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
+                       block_m, &why) &&
+           operand_map(&p.b_map, d.rhs.dtype, expert_maps ? expert_maps : d.rhs.data,
+                       b_kmajor ? k : n, b_kmajor ? n : k, expert_maps ? 1 : d.num_groups,
+                       d.rhs.strides[1], d.rhs.strides[0], b_kmajor, block_n, &why);
+    }
     if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
     if (expert_maps != nullptr) {
       const gg_status status =

@@ -12,11 +12,13 @@ namespace gg::sm90 {
 
 // A row-major tile map over `dims` (innermost first, up to 5) with byte
 // strides for the outer dims and a box of `box` elements (innermost first),
-// 128-byte swizzled, out-of-bounds elements read as zero. The innermost box
-// extent times the element size must be 128 bytes. Returns false with the
-// driver's reason in *why_not.
+// out-of-bounds elements read as zero. 128-byte swizzled (the innermost box
+// extent times the element size must then be 128 bytes), or with `swizzle`
+// false stored row after row (a multiple of 16 bytes: the codes of a
+// quantized operand, which the kernel decodes itself). Returns false with
+// the driver's reason in *why_not.
 bool encode_tile_map(CUtensorMap* map, CUtensorMapDataType type, int rank, const void* base,
                      const uint64_t* dims, const uint64_t* byte_strides, const uint32_t* box,
-                     std::string* why_not);
+                     std::string* why_not, bool swizzle = true);
 
 }  // namespace gg::sm90

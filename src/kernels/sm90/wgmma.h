@@ -21,6 +21,8 @@
 
 #include <type_traits>
 
+#include "plan/plan.h"
+
 namespace gg::sm90 {
 
 // D[64 x 128] (+)= A * B: 64 accumulators per thread.
@@ -71,20 +73,44 @@ namespace gg::sm90 {
 template <typename A, typename B, bool kBlockScaled>
 struct Fp8Operands {};
 
+// Quantized operands that the kernel decodes into bf16 tiles
+// (decode_stage.cuh): the rhs, and with kLhsDecoded the lhs too (else a
+// bf16 lhs: weight-only). Their wgmmas are bf16's.
+template <bool kLhsDecoded>
+struct DecodedOperands {};
+
+// kBf16: the wgmma reads bf16 (else fp16 or fp8); kScaled: the operands'
+// fp32 tensor, group or rowwise scales multiply the accumulators before
+// the epilogue; kDecode: which operands are decoded.
 template <typename T>
 struct OperandTypes {
   static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "16-bit types");
   static constexpr int kBytes = 2;
   static constexpr bool kFp8 = false;
+  static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
   static constexpr bool kBlockScaled = false;
+  static constexpr bool kScaled = false;
+  static constexpr Sm90Decode kDecode = Sm90Decode::kNone;
 };
 template <typename A, typename B, bool kBlocks>
 struct OperandTypes<Fp8Operands<A, B, kBlocks>> {
   static constexpr int kBytes = 1;
   static constexpr bool kFp8 = true;
+  static constexpr bool kBf16 = false;
   static constexpr bool kBlockScaled = kBlocks;
+  static constexpr bool kScaled = true;
+  static constexpr Sm90Decode kDecode = Sm90Decode::kNone;
   static constexpr bool kAE4m3 = std::is_same_v<A, __nv_fp8_e4m3>;
   static constexpr bool kBE4m3 = std::is_same_v<B, __nv_fp8_e4m3>;
+};
+template <bool kLhsDecoded>
+struct OperandTypes<DecodedOperands<kLhsDecoded>> {
+  static constexpr int kBytes = 2;
+  static constexpr bool kFp8 = false;
+  static constexpr bool kBf16 = true;
+  static constexpr bool kBlockScaled = false;
+  static constexpr bool kScaled = true;
+  static constexpr Sm90Decode kDecode = kLhsDecoded ? Sm90Decode::kBoth : Sm90Decode::kRhs;
 };
 
 // The wgmma suffix of an instance's shape and types after the n-extent.
@@ -99,7 +125,7 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   static_assert(N == 128 || N == 256, "tile widths of the Hopper kernels");
   using Types = OperandTypes<T>;
   if constexpr (!Types::kFp8) {
-    constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+    constexpr bool kBf16 = Types::kBf16;
     if constexpr (N == 128) {
       if constexpr (kBf16) {
         GG_WGMMA_M64N128(GG_WGMMA_16BIT("bf16"), GG_WGMMA_TRANSPOSE);

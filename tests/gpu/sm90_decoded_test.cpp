@@ -1,0 +1,196 @@
+// Quantized operands decoded into bf16 on the Hopper path, against the CPU
+// reference: mxfp8 (e4m3, e5m2), mxfp4, nvfp4 and their mixes, and
+// quantized weights (those, and fp8 with tensor or rowwise scales) with
+// bf16 activations; ragged-M with K-major weights [G, N, K], on sizes that
+// reach both tiles the plan gives them (128 x 128; 64 x 256 for groups of a
+// few rows) and their edges: 0, 1, the 128-row tile +- 1, unaligned group
+// starts, one hot group, all empty, G = 1, G = 256, sum < M, K and N tails
+// (K a whole number of 16-byte chunks of codes: 32 elements for e2m1, a
+// partial last k-step of 64), N past the last tile; per-group alpha, bias,
+// beta, bf16 output, zeroed rows; bad sizes; a graph replayed after the
+// sizes changed. Random codes and scales, poisoned rows outside the groups,
+// guard bands (GemmCase). GG_PATH_AUTO takes the sm90 path for these; what
+// it refuses is refused by name. The suite sets
+// GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the kernels
+// (kernels/verified_kernels.h).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/captured_gemm.h"
+#include "gpu/gemm_case.h"
+#include "gpu/path_test.h"
+#include "gpu/routing.h"
+
+namespace gg::test {
+namespace {
+
+using Format = QuantizeFormatSpec;
+
+constexpr Format kMxE4m3{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
+constexpr Format kMxE5m2{GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE};
+constexpr Format kMxfp4{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE};
+constexpr Format kNvfp4Tensor{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
+constexpr Format kNvfp4Group{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP};
+constexpr Format kE4m3Tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
+constexpr Format kE5m2Rowwise{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
+
+struct FormatPair {
+  std::optional<Format> lhs;  // none: bf16 (weight-only)
+  Format rhs;
+};
+
+// Both decoded (forward and dgrad of the MX and NV recipes, and mixes) and
+// weight-only.
+const std::vector<FormatPair> kPairs = {
+    {kMxE4m3, kMxE4m3},      {kMxE5m2, kMxE4m3},       {kMxfp4, kMxfp4},
+    {kMxE4m3, kMxfp4},       {kNvfp4Tensor, kNvfp4Group}, {std::nullopt, kMxE4m3},
+    {std::nullopt, kMxfp4},  {std::nullopt, kNvfp4Group}, {std::nullopt, kE4m3Tensor},
+    {std::nullopt, kE5m2Rowwise}};
+
+struct Shape {
+  const char* name;
+  int64_t m, k, n;  // tokens, K, N
+  std::vector<std::pair<std::string, std::vector<int64_t>>> sizes;
+};
+
+// Groups averaging over 32 rows take 128 x 128 tiles, at most 32 (with N
+// over 128) 64 x 256. K 224: three whole k-steps of 64 and a half one
+// (the e2m1 rows' 112 bytes end mid-box); N 96 and 272: partial n-tiles.
+const std::vector<Shape> kShapes = {
+    {"128x128", 400, 224, 96,
+     {{"edges", {0, 1, 127, 129, 0}},  // sum 257 < M, unaligned starts
+      {"one_hot", {0, 0, 400, 0}},
+      {"all_empty", {0, 0, 0, 0}},
+      {"tile_minus_1_plus_1", {63, 0, 65, 255}}}},
+    {"64x256", 64, 128, 272, {{"decode", {1, 0, 17, 33}}, {"one_hot", {0, 0, 64, 0}}}},
+};
+
+GemmSpec decoded_spec(const FormatPair& formats, const Shape& shape, std::vector<int64_t> sizes) {
+  GemmSpec s;
+  s.op = GG_OP_RAGGED_M;
+  s.lhs_format = formats.lhs;
+  s.rhs_format = formats.rhs;
+  s.input = GG_DTYPE_BF16;
+  s.out = GG_DTYPE_FP32;
+  s.lhs_layout = GG_LAYOUT_N;
+  s.rhs_layout = GG_LAYOUT_T;
+  s.m = shape.m, s.k = shape.k, s.n = shape.n;
+  s.sizes = std::move(sizes);
+  s.name = (formats.lhs ? format_label(*formats.lhs) : std::string("bf16")) + " x " +
+           format_label(formats.rhs) + " " + shape.name;
+  return s;
+}
+
+class Sm90Decoded : public UnverifiedKernelsPathTest {};
+
+TEST_P(Sm90Decoded, EveryPairTileAndEdgeSize) {
+  for (const FormatPair& formats : kPairs) {
+    for (const Shape& shape : kShapes) {
+      for (const auto& [name, sizes] : shape.sizes) {
+        SCOPED_TRACE(name);
+        GemmSpec s = decoded_spec(formats, shape, sizes);
+        for (size_t g = 0; g < sizes.size(); ++g) {
+          s.alpha.per_group.push_back(0.5f + 0.25f * static_cast<float>(g));
+        }
+        run_and_check(s, path(), stream());
+      }
+    }
+  }
+}
+
+TEST_P(Sm90Decoded, BiasBetaBf16OutputAndZeroedRows) {
+  for (const FormatPair& formats : {kPairs[0], kPairs[4], kPairs[7]}) {
+    for (const Shape& shape : kShapes) {
+      GemmSpec s = decoded_spec(formats, shape, {5, 0, 40, 17});
+      s.out = GG_DTYPE_BF16;
+      s.bias = GG_DTYPE_BF16;
+      s.beta.value = 0.5f;
+      run_and_check(s, path(), stream());
+      GemmSpec z = decoded_spec(formats, shape, {5, 0, 40, 17});
+      z.zero_unused_rows = true;
+      run_and_check(z, path(), stream());
+    }
+  }
+}
+
+// One case of each pair: what scripts/sanitize.sh runs (its filter takes
+// the "Small" cases) under memcheck, racecheck and synccheck.
+TEST_P(Sm90Decoded, SmallEveryFormatPair) {
+  for (const FormatPair& formats : kPairs) {
+    run_and_check(decoded_spec(formats, kShapes[0], {1, 0, 31, 200}), path(), stream());
+  }
+}
+
+TEST_P(Sm90Decoded, OneGroupAnd256Groups) {
+  for (const FormatPair& formats : {kPairs[3], kPairs[4], kPairs[6]}) {
+    run_and_check(decoded_spec(formats, kShapes[0], {kShapes[0].m}), path(), stream());
+    std::vector<int64_t> sizes(256, 0);
+    for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 7 % 5);
+    GemmSpec s = decoded_spec(formats, kShapes[1], sizes);
+    s.m = sum_of(sizes) + 9;
+    run_and_check(s, path(), stream());
+  }
+}
+
+TEST_P(Sm90Decoded, BadSizesAreClampedAndFlagged) {
+  GemmSpec s = decoded_spec(kPairs[1], kShapes[0], {-3, 300, 500, 7});
+  s.expected_flags = GG_DEVICE_NEGATIVE_SIZE | GG_DEVICE_SIZES_EXCEED_ROWS;
+  run_and_check(s, path(), stream());
+}
+
+// Captured once, replayed after the sizes, codes and scales changed on the
+// device: nothing about them may be learned at capture time.
+TEST_P(Sm90Decoded, GraphReplaysWithChangedSizes) {
+  const std::vector<std::vector<int64_t>> reroutes = {
+      {0, 0, 400, 0}, {0, 0, 0, 0}, {17, 0, 1, 300}, {100, 100, 100, 100}};
+  for (const FormatPair& formats : {kPairs[0], kPairs[4], kPairs[7]}) {
+    expect_replays_correct(path(), stream(), decoded_spec(formats, kShapes[0], {1, 0, 31, 33}),
+                           reroutes);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90AndAuto, Sm90Decoded, ::testing::Values(GG_PATH_SM90, GG_PATH_AUTO),
+                         ParamName());
+
+class Sm90DecodedRefusal : public UnverifiedKernelsPathTest {};
+
+// What the decoding kernels cannot read is refused with
+// GG_STATUS_NOT_SUPPORTED, naming why, never run: the weight gradient, MN-
+// major weights, K not a whole number of chunks of codes; GG_PATH_AUTO runs
+// each on the portable path.
+TEST_P(Sm90DecodedRefusal, NamesWhy) {
+  struct Refused {
+    GemmSpec spec;
+    const char* named;
+  };
+  std::vector<Refused> cases;
+  GemmSpec wgrad = decoded_spec(kPairs[0], kShapes[0], {9, 30});
+  wgrad.op = GG_OP_RAGGED_K;
+  wgrad.m = 64, wgrad.k = 64, wgrad.n = 32;
+  wgrad.lhs_layout = GG_LAYOUT_T;
+  cases.push_back({wgrad, "the portable path runs the weight gradient"});
+  GemmSpec mn_major = decoded_spec(kPairs[5], kShapes[0], {9});
+  mn_major.rhs_layout = GG_LAYOUT_N;
+  cases.push_back({mn_major, "rhs must be GG_LAYOUT_T"});
+  GemmSpec k_tail = decoded_spec(kPairs[2], kShapes[0], {9});
+  k_tail.k = 208;  // e2m1 rows of 104 bytes
+  cases.push_back({k_tail, "K a multiple of 16 (fp8) or 32 (e2m1)"});
+  for (const Refused& c : cases) {
+    GemmCase gemm(c.spec, GG_PATH_SM90);
+    SCOPED_TRACE(gemm.label());
+    const ::testing::AssertionResult ran = gemm.run(stream());
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(gemm.last_status(), GG_STATUS_NOT_SUPPORTED) << ran.message();
+    EXPECT_NE(std::string(ran.message()).find(c.named), std::string::npos) << ran.message();
+    run_and_check(c.spec, GG_PATH_AUTO, stream());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, Sm90DecodedRefusal, ::testing::Values(GG_PATH_SM90), ParamName());
+
+}  // namespace
+}  // namespace gg::test

@@ -1,0 +1,157 @@
+// The Hopper kernel's decode of quantized k-steps (sm90/decoded_steps.h), on
+// the CPU: every element code in every position of a chunk, times every
+// scale code of each block-scaled format (256 e4m3 or e5m2 x 256 e8m0; 16
+// e2m1 x 256 e8m0 and x 256 ue4m3, the two halves of a chunk scaled apart;
+// fp8 without block scales), gives the bits of the portable path's
+// decode_to_bf16 (tests/plan/test_operand_decode.cpp ties it to the
+// reference), a NaN wherever it gives one. A chunk's scales are those the
+// reference's own indexing gives each of its elements, and its bf16 chunks
+// land on the 128-byte swizzle the wgmma descriptors read.
+#include "kernels/sm90/decoded_steps.h"
+
+#include <gtest/gtest.h>
+#include <math.h>
+#include <stdint.h>
+
+#include <set>
+#include <vector>
+
+#include "formats/codecs.h"
+#include "kernels/portable/operand_decode.h"
+
+namespace gg::sm90 {
+namespace {
+
+// Expects bf16 `got` to be `want`'s bits, or both NaN.
+void expect_same_bf16(uint16_t got, uint16_t want) {
+  const bool got_nan = isnan(fmt::bf16_to_float(got));
+  const bool want_nan = isnan(fmt::bf16_to_float(want));
+  if (got_nan || want_nan) {
+    EXPECT_TRUE(got_nan && want_nan) << std::hex << got << " vs " << want;
+  } else {
+    EXPECT_EQ(got, want);
+  }
+}
+
+uint16_t half_of(const uint32_t (&words)[16], int element) {
+  return static_cast<uint16_t>(words[element / 2] >> (16 * (element % 2)));
+}
+
+void check_fp8(gg_dtype dtype, gg_block_scaling scaling, int scale_codes) {
+  for (int scale_code = 0; scale_code < scale_codes; ++scale_code) {
+    const float scale = portable::block_scale_value(scaling, static_cast<uint8_t>(scale_code));
+    // 16 chunks hold the 256 codes, each chunk a different rotation so that
+    // every code meets the special-code check beside ordinary ones.
+    for (int chunk = 0; chunk < 16; ++chunk) {
+      uint8_t codes[16];
+      for (int e = 0; e < 16; ++e) codes[e] = static_cast<uint8_t>(chunk * 16 + (e + chunk) % 16);
+      uint32_t words[4];
+      for (int w = 0; w < 4; ++w) {
+        words[w] = codes[4 * w] | codes[4 * w + 1] << 8 | codes[4 * w + 2] << 16 |
+                   static_cast<uint32_t>(codes[4 * w + 3]) << 24;
+      }
+      uint32_t out[16] = {};
+      decode_chunk(dtype, words, scale, scale, out);
+      for (int e = 0; e < 16; ++e) {
+        SCOPED_TRACE(testing::Message() << "dtype " << dtype << " code " << int{codes[e]}
+                                        << " scale code " << scale_code);
+        expect_same_bf16(half_of(out, e),
+                         portable::decode_to_bf16(dtype, codes[e], scaling,
+                                                  static_cast<uint8_t>(scale_code)));
+      }
+    }
+  }
+}
+
+TEST(Sm90DecodedSteps, Fp8TimesEveryE8m0IsThePortableDecode) {
+  check_fp8(GG_DTYPE_E4M3, GG_BLOCK_MX32, 256);
+  check_fp8(GG_DTYPE_E5M2, GG_BLOCK_MX32, 256);
+}
+
+TEST(Sm90DecodedSteps, Fp8WithoutBlockScalesIsThePortableDecode) {
+  check_fp8(GG_DTYPE_E4M3, GG_BLOCK_NONE, 1);
+  check_fp8(GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, 1);
+}
+
+TEST(Sm90DecodedSteps, E2m1TimesEveryScaleCodeInBothHalves) {
+  for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
+    for (int scale_code = 0; scale_code < 256; ++scale_code) {
+      // The second half's scale: another code, so a swapped half shows.
+      const uint8_t second_code = static_cast<uint8_t>((scale_code * 7 + 3) % 256);
+      const float first = portable::block_scale_value(scaling, static_cast<uint8_t>(scale_code));
+      const float second = portable::block_scale_value(scaling, second_code);
+      // Element e holds code (e * 5) % 16: every code in each half.
+      uint32_t words[4] = {};
+      for (int e = 0; e < 32; ++e) words[e / 8] |= static_cast<uint32_t>(e * 5 % 16) << (4 * (e % 8));
+      uint32_t out[16] = {};
+      decode_chunk(GG_DTYPE_E2M1, words, first, second, out);
+      for (int e = 0; e < 32; ++e) {
+        SCOPED_TRACE(testing::Message() << "scaling " << scaling << " element " << e
+                                        << " scale code " << scale_code);
+        const uint8_t code = static_cast<uint8_t>(e * 5 % 16);
+        expect_same_bf16(half_of(out, e),
+                         portable::decode_to_bf16(GG_DTYPE_E2M1, code, scaling,
+                                                  e < 16 ? static_cast<uint8_t>(scale_code)
+                                                         : second_code));
+      }
+    }
+  }
+}
+
+// Every element of a chunk reads, through chunk_scales, the entry that
+// BlockScaleIndex (the portable path's, tied to the reference's indexing)
+// gives it, for MX and NV blocks of fp8 and e2m1 operands.
+TEST(Sm90DecodedSteps, ChunkScalesAreEachElementsBlockScale) {
+  const int64_t rows = 5;
+  const int64_t k = 256;
+  for (gg_dtype dtype : {GG_DTYPE_E4M3, GG_DTYPE_E2M1}) {
+    for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
+      portable::QuantOperand q;
+      q.dtype = dtype;
+      q.scaling = scaling;
+      const int shift = portable::decoded_block_shift(scaling);
+      q.scale_row_length = k >> shift;
+      std::vector<uint8_t> scales(rows * q.scale_row_length);
+      for (size_t i = 0; i < scales.size(); ++i) scales[i] = static_cast<uint8_t>(1 + i % 120);  // no NaN code
+      const portable::BlockScaleIndex index{shift, q.scale_row_length, false, 0, 0};
+      const int elements = raw_chunk_elements(dtype);
+      for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t depth = 0; depth < k; depth += elements) {
+          const ChunkScales s = chunk_scales(q, scales.data(), row, depth);
+          for (int e = 0; e < elements; ++e) {
+            const float want = portable::block_scale_value(
+                scaling, scales[index.entry(true, row, depth + e)]);
+            EXPECT_EQ(e < 16 ? s.first : s.second, want)
+                << "dtype " << dtype << " scaling " << scaling << " row " << row << " depth "
+                << depth + e;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A k-step's 64 bf16 elements of row r fill its 128 bytes, chunk c (8
+// elements) at c ^ (r % 8): each row's chunks are a permutation of its
+// 8 slots, and a raw chunk's 2 (fp8) or 4 (e2m1) bf16 chunks are its
+// elements in order.
+TEST(Sm90DecodedSteps, Bf16ChunksFillEachRowsSwizzledSlots) {
+  for (int row = 0; row < 16; ++row) {
+    std::set<int> offsets;
+    for (int chunk = 0; chunk < 8; ++chunk) {
+      const int offset = swizzled_chunk_offset(row, chunk);
+      EXPECT_EQ(offset / 128, row);
+      EXPECT_EQ(offset % 16, 0);
+      EXPECT_EQ((offset % 128) / 16, chunk ^ (row % 8));
+      offsets.insert(offset);
+    }
+    EXPECT_EQ(offsets.size(), 8u);
+  }
+  EXPECT_EQ(raw_step_bytes(GG_DTYPE_E4M3) / 16 * raw_chunk_elements(GG_DTYPE_E4M3),
+            kDecodedStepK);
+  EXPECT_EQ(raw_step_bytes(GG_DTYPE_E2M1) / 16 * raw_chunk_elements(GG_DTYPE_E2M1),
+            kDecodedStepK);
+}
+
+}  // namespace
+}  // namespace gg::sm90
