@@ -120,13 +120,17 @@ struct Sm90TileConfig {
 
 // Decoding instances take the 128 x 128 and 64 x 256 tiles (the 128 x 256
 // one's stages and raw codes leave no room for a third stage) with three
-// stages: a raw area a quarter to a half of a bf16 stage's size keeps three
-// in the shared memory of either with the group table of 900 or more groups.
+// stages, four for 128 x 128 tiles of quantized weights alone: with the
+// group table of 900 or more groups, what fits. The decode is slower than
+// TMA, so a stage is released late, and a deeper ring keeps its loads
+// further ahead of the consumers.
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
   if (decode != Sm90Decode::kNone) {
     const int block_m = tile == Sm90Tile::k64x256 ? 64 : 128;
     const int block_n = tile == Sm90Tile::k128x128 ? 128 : 256;
-    return Sm90TileConfig{block_m, block_n, 64, 3, decode == Sm90Decode::kBoth ? 64 : 0, 64};
+    const bool both = decode == Sm90Decode::kBoth;
+    const int stages = !both && tile == Sm90Tile::k128x128 ? 4 : 3;
+    return Sm90TileConfig{block_m, block_n, 64, stages, both ? 64 : 0, 64};
   }
   return tile == Sm90Tile::k128x256  ? Sm90TileConfig{128, 256, 64, 3}
          : tile == Sm90Tile::k64x256 ? Sm90TileConfig{64, 256, 64, 4}

@@ -1,8 +1,8 @@
 // The Hopper kernel's decode of quantized k-steps (sm90/decoded_steps.h), on
 // the CPU: every element code in every position of a chunk, times every
-// scale code of each block-scaled format (256 e4m3 or e5m2 x 256 e8m0; 16
-// e2m1 x 256 e8m0 and x 256 ue4m3, the two halves of a chunk scaled apart;
-// fp8 without block scales), gives the bits of the portable path's
+// scale code of each block-scaled format (256 e4m3 or e5m2 x 256 e8m0 and
+// x 256 ue4m3; 16 e2m1 x 256 e8m0 and x 256 ue4m3, the two halves of a
+// chunk scaled apart; fp8 without block scales), gives the bits of the portable path's
 // decode_to_bf16 (tests/plan/test_operand_decode.cpp ties it to the
 // reference), a NaN wherever it gives one. A chunk's scales are those the
 // reference's own indexing gives each of its elements, and its bf16 chunks
@@ -39,7 +39,6 @@ uint16_t half_of(const uint32_t (&words)[16], int element) {
 
 void check_fp8(gg_dtype dtype, gg_block_scaling scaling, int scale_codes) {
   for (int scale_code = 0; scale_code < scale_codes; ++scale_code) {
-    const float scale = portable::block_scale_value(scaling, static_cast<uint8_t>(scale_code));
     // 16 chunks hold the 256 codes, each chunk a different rotation so that
     // every code meets the special-code check beside ordinary ones.
     for (int chunk = 0; chunk < 16; ++chunk) {
@@ -51,7 +50,8 @@ void check_fp8(gg_dtype dtype, gg_block_scaling scaling, int scale_codes) {
                    static_cast<uint32_t>(codes[4 * w + 3]) << 24;
       }
       uint32_t out[16] = {};
-      decode_chunk(dtype, words, scale, scale, out);
+      decode_chunk(dtype, scaling, words, static_cast<uint8_t>(scale_code),
+                   static_cast<uint8_t>(scale_code), out);
       for (int e = 0; e < 16; ++e) {
         SCOPED_TRACE(testing::Message() << "dtype " << dtype << " code " << int{codes[e]}
                                         << " scale code " << scale_code);
@@ -73,18 +73,23 @@ TEST(Sm90DecodedSteps, Fp8WithoutBlockScalesIsThePortableDecode) {
   check_fp8(GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, 1);
 }
 
+// ue4m3 scales (NV16 blocks) of fp8 elements: the two-multiply route.
+TEST(Sm90DecodedSteps, Fp8TimesEveryUe4m3IsThePortableDecode) {
+  check_fp8(GG_DTYPE_E4M3, GG_BLOCK_NV16, 256);
+  check_fp8(GG_DTYPE_E5M2, GG_BLOCK_NV16, 256);
+}
+
 TEST(Sm90DecodedSteps, E2m1TimesEveryScaleCodeInBothHalves) {
   for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
     for (int scale_code = 0; scale_code < 256; ++scale_code) {
       // The second half's scale: another code, so a swapped half shows.
       const uint8_t second_code = static_cast<uint8_t>((scale_code * 7 + 3) % 256);
-      const float first = portable::block_scale_value(scaling, static_cast<uint8_t>(scale_code));
-      const float second = portable::block_scale_value(scaling, second_code);
       // Element e holds code (e * 5) % 16: every code in each half.
       uint32_t words[4] = {};
       for (int e = 0; e < 32; ++e) words[e / 8] |= static_cast<uint32_t>(e * 5 % 16) << (4 * (e % 8));
       uint32_t out[16] = {};
-      decode_chunk(GG_DTYPE_E2M1, words, first, second, out);
+      decode_chunk(GG_DTYPE_E2M1, scaling, words, static_cast<uint8_t>(scale_code), second_code,
+                   out);
       for (int e = 0; e < 32; ++e) {
         SCOPED_TRACE(testing::Message() << "scaling " << scaling << " element " << e
                                         << " scale code " << scale_code);
@@ -98,7 +103,7 @@ TEST(Sm90DecodedSteps, E2m1TimesEveryScaleCodeInBothHalves) {
   }
 }
 
-// Every element of a chunk reads, through chunk_scales, the entry that
+// Every element of a chunk reads, through chunk_scale_entries, the entry that
 // BlockScaleIndex (the portable path's, tied to the reference's indexing)
 // gives it, for MX and NV blocks of fp8 and e2m1 operands.
 TEST(Sm90DecodedSteps, ChunkScalesAreEachElementsBlockScale) {
@@ -111,17 +116,13 @@ TEST(Sm90DecodedSteps, ChunkScalesAreEachElementsBlockScale) {
       q.scaling = scaling;
       const int shift = portable::decoded_block_shift(scaling);
       q.scale_row_length = k >> shift;
-      std::vector<uint8_t> scales(rows * q.scale_row_length);
-      for (size_t i = 0; i < scales.size(); ++i) scales[i] = static_cast<uint8_t>(1 + i % 120);  // no NaN code
       const portable::BlockScaleIndex index{shift, q.scale_row_length, false, 0, 0};
       const int elements = raw_chunk_elements(dtype);
       for (int64_t row = 0; row < rows; ++row) {
         for (int64_t depth = 0; depth < k; depth += elements) {
-          const ChunkScales s = chunk_scales(q, scales.data(), row, depth);
+          const ChunkScaleEntries entries = chunk_scale_entries(q, row, depth);
           for (int e = 0; e < elements; ++e) {
-            const float want = portable::block_scale_value(
-                scaling, scales[index.entry(true, row, depth + e)]);
-            EXPECT_EQ(e < 16 ? s.first : s.second, want)
+            EXPECT_EQ(e < 16 ? entries.first : entries.second, index.entry(true, row, depth + e))
                 << "dtype " << dtype << " scaling " << scaling << " row " << row << " depth "
                 << depth + e;
           }

@@ -5,12 +5,19 @@
 // operand's (decoded_steps.h says how, and why it is exact). Run by the 256
 // consumer threads on each full stage before its wgmmas; a consumer barrier
 // and an async-proxy fence follow, so the wgmmas of both consumers see
-// every chunk. Each thread takes 16-byte chunks of codes: its loads of them
-// read consecutive bytes with the warp's other threads, and its 16-byte
-// stores land on 8 rows' distinct swizzled chunks, so neither conflicts in
-// shared memory. Rows past the operand (`outer_end`) and depths past K are
-// stored as zeros, their scales never read; K is a whole number of chunks
-// (16-byte rows), so a chunk lies wholly inside or outside.
+// every chunk. Each thread takes 16-byte chunks of codes, the same rows'
+// every step of a tile: its loads of them read consecutive bytes with the
+// warp's other threads, and its 16-byte stores land on 8 rows' distinct
+// swizzled chunks, so neither conflicts in shared memory.
+// What depends only on the tile (each chunk's row, whether it lies inside
+// the operand, where its row of block scales starts) is worked out once a
+// tile; a step then costs its chunks' loads, decode and stores, and one
+// scale load per block. A chunk's block-scale codes come from global memory
+// (L2): each thread loads those of its chunks one step ahead, so that they
+// arrive under the step's wgmmas rather than in front of its decode.
+// Rows past the operand and depths past K are stored as zeros, their
+// scales never read; K is a whole number of chunks (16-byte rows), so a
+// chunk lies wholly inside or outside.
 #pragma once
 
 #include <stdint.h>
@@ -20,59 +27,146 @@
 
 namespace gg::sm90 {
 
-template <int kRows, int kChunkElements, int kThreads>
-__device__ __forceinline__ void decode_rows(const portable::QuantOperand& q, const uint8_t* scales,
-                                            const uint8_t* raw, uint8_t* tile, int64_t outer0,
-                                            int64_t outer_end, int64_t depth0, int64_t depth_end,
-                                            int thread) {
-  constexpr int kRawRow = kChunkElements == 32 ? 32 : 64;  // bytes of a row's codes
-  constexpr int kChunksPerRow = kRawRow / 16;
-  constexpr int kOutChunks = kChunkElements / 8;  // 16-byte bf16 chunks per chunk of codes
-  constexpr int kChunks = kRows * kChunksPerRow;
-#pragma unroll
-  for (int n = 0; n < (kChunks + kThreads - 1) / kThreads; ++n) {
-    const int i = thread + n * kThreads;
-    if (kChunks % kThreads != 0 && i >= kChunks) break;
-    const int row = i / kChunksPerRow;
-    const int chunk = i % kChunksPerRow;
-    const int64_t depth = depth0 + chunk * kChunkElements;
-    uint32_t words[16];
-    if (outer0 + row < outer_end && depth < depth_end) {
-      const uint4 codes4 = *reinterpret_cast<const uint4*>(raw + row * kRawRow + chunk * 16);
-      const uint32_t codes[4] = {codes4.x, codes4.y, codes4.z, codes4.w};
-      const ChunkScales s = chunk_scales(q, scales, outer0 + row, depth);
-      if constexpr (kChunkElements == 32) {
-        decode_e2m1_chunk(codes, s.first, s.second, words);
-      } else {
-        decode_fp8_chunk(q.dtype == GG_DTYPE_E5M2, codes, s.first, words);
-      }
-    } else {
-#pragma unroll
-      for (int w = 0; w < 16; ++w) words[w] = 0;
-    }
-#pragma unroll
-    for (int j = 0; j < kOutChunks; ++j) {
-      *reinterpret_cast<uint4*>(tile + swizzled_chunk_offset(row, chunk * kOutChunks + j)) =
-          make_uint4(words[4 * j], words[4 * j + 1], words[4 * j + 2], words[4 * j + 3]);
-    }
-  }
-}
-
-// Decodes one k-step of a kRows-row operand tile whose first row is outer
-// index `outer0`, from depth `depth0` (`scales`: the group's block-scale
-// matrix, unused without block scales).
+// One operand tile's decode, for a thread of kThreads.
 template <int kRows, int kThreads>
-__device__ __forceinline__ void decode_step(const portable::QuantOperand& q, const uint8_t* scales,
-                                            const uint8_t* raw, uint8_t* tile, int64_t outer0,
-                                            int64_t outer_end, int64_t depth0, int64_t depth_end,
-                                            int thread) {
-  if (q.dtype == GG_DTYPE_E2M1) {
-    decode_rows<kRows, 32, kThreads>(q, scales, raw, tile, outer0, outer_end, depth0, depth_end,
-                                     thread);
-  } else {
-    decode_rows<kRows, 16, kThreads>(q, scales, raw, tile, outer0, outer_end, depth0, depth_end,
-                                     thread);
+struct StepDecoder {
+  // Chunks a thread takes: of kRows x 4 fp8 ones (16 elements) or kRows x 2
+  // e2m1 ones (32 elements, two block-scale codes each with NV16 blocks).
+  static constexpr int kSlots = (kRows * 4 + kThreads - 1) / kThreads;
+  const uint8_t* scale_rows[kSlots];  // each chunk's row of block scales
+  uint32_t inside = 0;                // bit n: chunk n's row lies inside the operand
+  uint8_t codes[2 * kSlots] = {};     // the next step's block-scale codes
+
+  template <int kChunkElements>
+  struct Chunks {
+    static constexpr int kPerRow = kChunkElements == 32 ? 2 : 4;
+    static constexpr int kCount = kRows * kPerRow;
+    static constexpr int kPerThread = (kCount + kThreads - 1) / kThreads;
+    static __device__ __forceinline__ bool exists(int n, int thread) {
+      return kCount % kThreads == 0 || thread + n * kThreads < kCount;
+    }
+    static __device__ __forceinline__ int row(int n, int thread) {
+      return (thread + n * kThreads) / kPerRow;
+    }
+    static __device__ __forceinline__ int chunk(int n, int thread) {
+      return (thread + n * kThreads) % kPerRow;
+    }
+  };
+
+  template <int kChunkElements>
+  __device__ __forceinline__ void begin_tile_of(const portable::QuantOperand& q,
+                                                const uint8_t* scales, int64_t outer0,
+                                                int64_t outer_end, int thread) {
+    using C = Chunks<kChunkElements>;
+    inside = 0;
+#pragma unroll
+    for (int n = 0; n < C::kPerThread; ++n) {
+      const int64_t outer = outer0 + C::row(n, thread);
+      if (C::exists(n, thread) && outer < outer_end) inside |= 1u << n;
+      scale_rows[n] = scales + outer * q.scale_row_length;
+    }
   }
-}
+
+  // The tile whose first row is outer index `outer0` (`scales`: its
+  // group's block-scale matrix, unused without block scales).
+  __device__ __forceinline__ void begin_tile(const portable::QuantOperand& q,
+                                             const uint8_t* scales, int64_t outer0,
+                                             int64_t outer_end, int thread) {
+    if (q.dtype == GG_DTYPE_E2M1) {
+      begin_tile_of<32>(q, scales, outer0, outer_end, thread);
+    } else {
+      begin_tile_of<16>(q, scales, outer0, outer_end, thread);
+    }
+  }
+
+  template <int kChunkElements>
+  __device__ __forceinline__ void load_scales_of(const portable::QuantOperand& q, int depth0,
+                                                 int depth_end, int thread) {
+    using C = Chunks<kChunkElements>;
+    const int shift = portable::decoded_block_shift(q.scaling);
+    // e2m1's 32 elements span two NV16 blocks.
+    const bool two_blocks = kChunkElements > (1 << shift);
+#pragma unroll
+    for (int n = 0; n < C::kPerThread; ++n) {
+      const int depth = depth0 + C::chunk(n, thread) * kChunkElements;
+      if ((inside >> n & 1u) != 0 && depth < depth_end) {
+        const int entry = depth >> shift;
+        codes[2 * n] = scale_rows[n][entry];
+        if (two_blocks) codes[2 * n + 1] = scale_rows[n][entry + 1];
+      }
+    }
+  }
+
+  // Loads the block-scale codes of this thread's chunks of the k-step from
+  // depth0; none without block scales.
+  __device__ __forceinline__ void load_scales(const portable::QuantOperand& q, int depth0,
+                                              int depth_end, int thread) {
+    if (portable::decoded_block_shift(q.scaling) == 0) return;
+    if (q.dtype == GG_DTYPE_E2M1) {
+      load_scales_of<32>(q, depth0, depth_end, thread);
+    } else {
+      load_scales_of<16>(q, depth0, depth_end, thread);
+    }
+  }
+
+  // kKind: 0 e2m1, 1 e4m3, 2 e5m2; kMx: MX32 blocks (known here, so their
+  // factors take a few integer operations), else the scaling q names.
+  template <int kKind, bool kMx>
+  __device__ __forceinline__ void decode_of(const portable::QuantOperand& q, const uint8_t* raw,
+                                            uint8_t* tile, int depth0, int depth_end,
+                                            int thread) const {
+    constexpr int kChunkElements = kKind == 0 ? 32 : 16;
+    using C = Chunks<kChunkElements>;
+    constexpr int kRawRow = kKind == 0 ? 32 : 64;  // bytes of a row's codes
+    constexpr int kOutChunks = kChunkElements / 8;  // 16-byte bf16 chunks per chunk of codes
+    const gg_block_scaling scaling = kMx ? GG_BLOCK_MX32 : q.scaling;
+#pragma unroll
+    for (int n = 0; n < C::kPerThread; ++n) {
+      if (!C::exists(n, thread)) break;
+      const int row = C::row(n, thread);
+      const int chunk = C::chunk(n, thread);
+      uint32_t words[16];
+      if ((inside >> n & 1u) != 0 && depth0 + chunk * kChunkElements < depth_end) {
+        const uint4 packed = *reinterpret_cast<const uint4*>(raw + row * kRawRow + chunk * 16);
+        const uint32_t chunk_codes[4] = {packed.x, packed.y, packed.z, packed.w};
+        if constexpr (kKind == 0) {
+          decode_e2m1_chunk(chunk_codes, scale_bf16(scaling, codes[2 * n]),
+                            scale_bf16(scaling, codes[2 * n + 1]), words);
+        } else {
+          decode_fp8_chunk<kKind == 2>(chunk_codes, scaling, codes[2 * n], words);
+        }
+      } else {
+#pragma unroll
+        for (int w = 0; w < 16; ++w) words[w] = 0;
+      }
+#pragma unroll
+      for (int j = 0; j < kOutChunks; ++j) {
+        *reinterpret_cast<uint4*>(tile + swizzled_chunk_offset(row, chunk * kOutChunks + j)) =
+            make_uint4(words[4 * j], words[4 * j + 1], words[4 * j + 2], words[4 * j + 3]);
+      }
+    }
+  }
+
+  // Decodes the k-step from depth0 into `tile`, its scales loaded by
+  // load_scales.
+  __device__ __forceinline__ void decode(const portable::QuantOperand& q, const uint8_t* raw,
+                                         uint8_t* tile, int depth0, int depth_end,
+                                         int thread) const {
+    const bool mx = q.scaling == GG_BLOCK_MX32;
+    if (q.dtype == GG_DTYPE_E2M1) {
+      decode_of<0, false>(q, raw, tile, depth0, depth_end, thread);
+    } else if (q.dtype == GG_DTYPE_E4M3) {
+      if (mx) {
+        decode_of<1, true>(q, raw, tile, depth0, depth_end, thread);
+      } else {
+        decode_of<1, false>(q, raw, tile, depth0, depth_end, thread);
+      }
+    } else if (mx) {
+      decode_of<2, true>(q, raw, tile, depth0, depth_end, thread);
+    } else {
+      decode_of<2, false>(q, raw, tile, depth0, depth_end, thread);
+    }
+  }
+};
 
 }  // namespace gg::sm90

@@ -11,18 +11,25 @@
 // one per 16 elements), and store the bf16 values as 2 or 4 16-byte chunks
 // of the row, 128-byte swizzled.
 //
-// An element's value comes from its bits placed in an fp32 word, which
-// holds the element's value times a fixed power of two (2^-120 for e4m3,
-// 2^-112 for e5m2, 2^-126 for e2m1; an fp8 subnormal lands on an fp32
-// subnormal of the same ratio). One multiply by the inverse power gives the
-// value exactly, a second by the block scale gives the fp32 product that
-// decode_to_bf16 forms, rounded to bf16 as it is: the same bits. Three
-// integer operations and two multiplies an element, no table. fp8 codes
-// whose value is no number (e4m3 NaN, e5m2 inf and NaN) would come out as
-// finite values this way: a chunk holding one takes the codecs' decode.
+// An fp8 element's bits move into a bf16's fields by shifts and masks,
+// which gives its value times a fixed power of two (2^-120 for e4m3,
+// 2^-112 for e5m2; an fp8 subnormal lands on a bf16 subnormal); one bf16
+// multiply by that power times the block scale (or two, by each, where
+// their product is no bf16 normal) gives the element times its scale
+// rounded once, which is decode_to_bf16's value: the same bits. An e2m1
+// element's exact bf16 value comes from byte_perm tables, then one
+// multiply by the scale. About three instructions an element, two
+// elements a multiply. fp8 codes whose value is no number (e4m3 NaN, e5m2
+// inf and NaN) would come out finite this way: a chunk holding one takes
+// the codecs' decode.
 #pragma once
 
 #include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#endif
 
 #include "common/hd.h"
 #include "formats/codecs.h"
@@ -48,21 +55,52 @@ GG_HD int swizzled_chunk_offset(int row, int chunk) {
   return row * 128 + ((chunk ^ (row & 7)) * 16);
 }
 
-// The fp32 word whose value is an fp8 or e2m1 code's value times
-// 2^-kValueShift (see above): bits only, no rounding.
-GG_HD float e4m3_bits_value(uint32_t code) {
-  // The code in the top byte, shifted right arithmetically by 4: sign in
-  // bit 31 (and its copies in 30-27, masked off), exponent and mantissa in
-  // bits 26-20.
-  const int32_t top = static_cast<int32_t>(code << 24);
-  return fmt::bits_float(static_cast<uint32_t>(top >> 4) & 0x87F00000u);
+// Two bf16 values (a word, the first in the low half) times two others,
+// each product rounded once to bf16 (mul.bf16x2). Exact wherever the
+// product has at most 8 significant bits and lies in bf16's range, as
+// every product here does unless it overflows; on the host the fp32
+// product of two bf16 values is exact in those cases, so one rounding
+// gives the same bits.
+GG_HD uint32_t bf16x2_mul(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  __nv_bfloat162 x;
+  __nv_bfloat162 y;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  const __nv_bfloat162 product = __hmul2(x, y);
+  uint32_t bits;
+  memcpy(&bits, &product, 4);
+  return bits;
+#else
+  uint32_t bits = 0;
+  for (int half = 0; half < 2; ++half) {
+    const float product = fmt::bf16_to_float(static_cast<uint16_t>(a >> (16 * half))) *
+                          fmt::bf16_to_float(static_cast<uint16_t>(b >> (16 * half)));
+    bits |= static_cast<uint32_t>(fmt::float_to_bf16(product)) << (16 * half);
+  }
+  return bits;
+#endif
 }
-GG_HD float e5m2_bits_value(uint32_t code) {
-  const int32_t top = static_cast<int32_t>(code << 24);
-  return fmt::bits_float(static_cast<uint32_t>(top >> 3) & 0x8FE00000u);
+
+// Bytes 2j and 2j + 1 of a word (pair j of its four fp8 codes) moved to the
+// top bytes of the word's halves: (b0 << 8) | (b1 << 24), one byte_perm.
+GG_HD uint32_t spread_pair(uint32_t word, int pair) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(word, 0, pair == 0 ? 0x1404u : 0x3424u);
+#else
+  const uint32_t two = word >> (16 * pair);
+  return ((two & 0xFFu) << 8) | ((two & 0xFF00u) << 16);
+#endif
 }
-GG_HD float e2m1_bits_value(uint32_t nibble) {
-  return fmt::bits_float(((nibble & 0x8u) << 28) | ((nibble & 0x7u) << 22));
+
+// A pair of fp8 codes (spread_pair) as two bf16 values times 2^-120 (e4m3)
+// or 2^-112 (e5m2): the sign stays, exponent and mantissa move right into
+// bf16's fields. An fp8 subnormal lands on a bf16 subnormal (the smallest,
+// 2^-9 x 2^-120, is 2^-129; bf16 reaches 2^-133), so every finite code is
+// exact. NaN and inf codes are not: callers check for them.
+GG_HD uint32_t fp8_pair_shifted(bool e5m2, uint32_t spread) {
+  const uint32_t fields = e5m2 ? (spread >> 3) & 0x0FE00FE0u : (spread >> 4) & 0x07F007F0u;
+  return fields | (spread & 0x80008000u);
 }
 
 // Whether any of the four fp8 codes of `word` is no number: e4m3 S.1111.111,
@@ -72,90 +110,165 @@ GG_HD bool has_special_fp8(bool e5m2, uint32_t word) {
               : (((word & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u) != 0;
 }
 
-// Two bf16 values as one word, the first in the low half.
-GG_HD uint32_t bf16_pair(float element0, float element1, float scale) {
-  return portable::scaled_to_bf16(element0, scale) |
-         static_cast<uint32_t>(portable::scaled_to_bf16(element1, scale)) << 16;
+// A bf16 value in both halves of a word.
+GG_HD uint32_t bf16_both(uint16_t bits) { return bits | static_cast<uint32_t>(bits) << 16; }
+
+// The bf16 bits of a block-scale code's value (exact: e8m0 is a power of
+// two, 2^-127 a bf16 subnormal; ue4m3 has 4 significant bits), 1 without
+// block scales.
+GG_HD uint16_t scale_bf16(gg_block_scaling scaling, uint8_t code) {
+  if (scaling == GG_BLOCK_MX32) {
+    if (code == 0xFFu) return 0x7FC0u;  // NaN
+    return code == 0 ? 0x0040u : static_cast<uint16_t>(code << 7);
+  }
+  if (scaling == GG_BLOCK_NV16) {
+    // ue4m3 (the sign bit ignored): its bits in an fp32 give its value
+    // times 2^-120 (a subnormal's too), whose product with 2^120 is exact;
+    // 4 significant bits, so the fp32's top half is the bf16.
+    const uint32_t magnitude = code & 0x7Fu;
+    if (magnitude == 0x7Fu) return 0x7FC0u;  // NaN
+    return static_cast<uint16_t>(fmt::float_bits(fmt::bits_float(magnitude << 20) * 0x1p120f) >>
+                                 16);
+  }
+  return 0x3F80u;
+}
+
+// The factors that turn a chunk's shifted fp8 pairs into element x scale:
+// one bf16 multiply by 2^(120 or 112) x the scale where that is a bf16
+// normal (MX scales up to 2^7 or 2^15, the usual), else two, by the power
+// of two (exact: the element itself) and then by the scale.
+struct Fp8Factors {
+  uint32_t first;
+  uint32_t second;
+  bool two;
+};
+
+GG_HD Fp8Factors fp8_factors(bool e5m2, gg_block_scaling scaling, uint8_t code) {
+  const int shift = e5m2 ? 112 : 120;
+  if (scaling == GG_BLOCK_MX32 && code != 0xFFu && code + shift <= 254) {
+    return Fp8Factors{bf16_both(static_cast<uint16_t>((code + shift) << 7)), 0, false};
+  }
+  const uint32_t power = bf16_both(static_cast<uint16_t>((127 + shift) << 7));
+  if (scaling != GG_BLOCK_MX32 && scaling != GG_BLOCK_NV16) return Fp8Factors{power, 0, false};
+  return Fp8Factors{power, bf16_both(scale_bf16(scaling, code)), true};
 }
 
 // The 16 fp8 codes of a chunk (code i in byte i % 4 of word i / 4) times
-// their block scale, as 8 words of bf16 pairs (elements 2j and 2j + 1 in word j).
-GG_HD void decode_fp8_chunk(bool e5m2, const uint32_t (&codes)[4], float scale,
+// their block scale (`code`, its scaling's), as 8 words of bf16 pairs
+// (elements 2j and 2j + 1 in word j): the bits of decode_to_bf16. A chunk
+// holding a NaN or inf code takes that function itself.
+template <bool kE5m2>
+GG_HD void decode_fp8_chunk(const uint32_t (&codes)[4], gg_block_scaling scaling, uint8_t code,
                             uint32_t (&out)[16]) {
-  const float unshift = e5m2 ? 0x1p112f : 0x1p120f;
+  constexpr bool e5m2 = kE5m2;
   bool special = false;
   for (int w = 0; w < 4; ++w) special = special || has_special_fp8(e5m2, codes[w]);
   if (special) {
-    for (int w = 0; w < 4; ++w) {
-      for (int pair = 0; pair < 2; ++pair) {
-        const uint32_t two = codes[w] >> (16 * pair);
-        const gg_dtype dtype = e5m2 ? GG_DTYPE_E5M2 : GG_DTYPE_E4M3;
-        out[2 * w + pair] = bf16_pair(portable::element_value(dtype, two & 0xFFu),
-                                      portable::element_value(dtype, (two >> 8) & 0xFFu), scale);
-      }
+    const gg_dtype dtype = e5m2 ? GG_DTYPE_E5M2 : GG_DTYPE_E4M3;
+    for (int e = 0; e < 16; e += 2) {
+      const uint32_t two = codes[e / 4] >> (8 * (e % 4));
+      out[e / 2] = portable::decode_to_bf16(dtype, two & 0xFFu, scaling, code) |
+                   static_cast<uint32_t>(
+                       portable::decode_to_bf16(dtype, (two >> 8) & 0xFFu, scaling, code))
+                       << 16;
     }
     return;
   }
+  const Fp8Factors factors = fp8_factors(e5m2, scaling, code);
   for (int w = 0; w < 4; ++w) {
     for (int pair = 0; pair < 2; ++pair) {
-      const uint32_t two = codes[w] >> (16 * pair);
-      const float lo = e5m2 ? e5m2_bits_value(two & 0xFFu) : e4m3_bits_value(two & 0xFFu);
-      const float hi =
-          e5m2 ? e5m2_bits_value((two >> 8) & 0xFFu) : e4m3_bits_value((two >> 8) & 0xFFu);
-      out[2 * w + pair] = bf16_pair(lo * unshift, hi * unshift, scale);
+      out[2 * w + pair] =
+          bf16x2_mul(fp8_pair_shifted(e5m2, spread_pair(codes[w], pair)), factors.first);
     }
   }
+  if (factors.two) {
+    for (int j = 0; j < 8; ++j) out[j] = bf16x2_mul(out[j], factors.second);
+  }
+}
+
+// Byte i of the 8-byte table {t0, t1} for each selector nibble i of 4.
+GG_HD uint32_t table_bytes(const uint32_t (&table)[2], uint32_t selectors) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(table[0], table[1], selectors);
+#else
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t index = (selectors >> (4 * i)) & 0x7u;
+    out |= ((table[index / 4] >> (8 * (index % 4))) & 0xFFu) << (8 * i);
+  }
+  return out;
+#endif
+}
+
+// Two bytes of each of two words interleaved: (low of a, low of b) for
+// pair 0, bytes 0 and 1; (2, 3) for pair 1.
+GG_HD uint32_t interleave_bytes(uint32_t a, uint32_t b, int pair) {
+  const uint32_t a2 = a >> (16 * pair);
+  const uint32_t b2 = b >> (16 * pair);
+  return (a2 & 0xFFu) | (b2 & 0xFFu) << 8 | (a2 & 0xFF00u) << 8 | (b2 & 0xFF00u) << 16;
 }
 
 // The 32 e2m1 codes of a chunk (element 2i in the low nibble of byte i)
-// times their block scales: `first` for elements 0-15, `second` for 16-31
-// (one MX32 block, or two NV16 blocks), as 16 words of bf16 pairs.
-GG_HD void decode_e2m1_chunk(const uint32_t (&codes)[4], float first, float second,
+// times their block scales, `first` for elements 0-15 and `second` for
+// 16-31 (bf16 bits, scale_bf16), as 16 words of bf16 pairs: each element's
+// exact bf16 value from the tables, its sign, then one multiply by the
+// scale (at most 2 + 4 significant bits: exact).
+GG_HD void decode_e2m1_chunk(const uint32_t (&codes)[4], uint16_t first, uint16_t second,
                              uint32_t (&out)[16]) {
+  // The bf16 bits of magnitudes 0-7 (0, 0.5, 1, 1.5, 2, 3, 4, 6), low and
+  // high bytes, four a word: byte_perm tables.
+  const uint32_t low_bytes[2] = {0xC0800000u, 0xC0804000u};
+  const uint32_t high_bytes[2] = {0x3F3F3F00u, 0x40404040u};
   for (int w = 0; w < 4; ++w) {
-    for (int byte = 0; byte < 4; ++byte) {
-      const uint32_t two = codes[w] >> (8 * byte);
-      out[4 * w + byte] = bf16_pair(e2m1_bits_value(two & 0xFu) * 0x1p126f,
-                                    e2m1_bits_value((two >> 4) & 0xFu) * 0x1p126f,
-                                    w < 2 ? first : second);
+    const uint32_t scale = bf16_both(w < 2 ? first : second);
+    for (int half = 0; half < 2; ++half) {
+      // Elements 4 half .. 4 half + 3 of the word: four nibbles.
+      const uint32_t nibbles = (codes[w] >> (16 * half)) & 0xFFFFu;
+      const uint32_t low = table_bytes(low_bytes, nibbles & 0x7777u);
+      const uint32_t high = table_bytes(high_bytes, nibbles & 0x7777u);
+      for (int pair = 0; pair < 2; ++pair) {
+        // Signs: nibble bits 3 and 7 of the pair's byte to bits 15 and 31.
+        const uint32_t byte = nibbles >> (8 * pair);
+        const uint32_t signs = ((byte & 0x8u) << 12) | ((byte & 0x80u) << 24);
+        out[4 * w + 2 * half + pair] =
+            bf16x2_mul(interleave_bytes(low, high, pair) | signs, scale);
+      }
     }
   }
 }
 
-// One chunk of codes of `dtype` times its block scales (`second`: e2m1's
-// elements 16-31), as 8 (fp8) or 16 (e2m1) words of bf16 pairs.
-GG_HD void decode_chunk(gg_dtype dtype, const uint32_t (&codes)[4], float first, float second,
-                        uint32_t (&out)[16]) {
+// One chunk of codes of `dtype` times its block scales, given by their
+// codes (`second`: e2m1's elements 16-31), as 8 (fp8) or 16 (e2m1) words
+// of bf16 pairs.
+GG_HD void decode_chunk(gg_dtype dtype, gg_block_scaling scaling, const uint32_t (&codes)[4],
+                        uint8_t first, uint8_t second, uint32_t (&out)[16]) {
   if (dtype == GG_DTYPE_E2M1) {
-    decode_e2m1_chunk(codes, first, second, out);
+    decode_e2m1_chunk(codes, scale_bf16(scaling, first), scale_bf16(scaling, second), out);
+  } else if (dtype == GG_DTYPE_E5M2) {
+    decode_fp8_chunk<true>(codes, scaling, first, out);
   } else {
-    decode_fp8_chunk(dtype == GG_DTYPE_E5M2, codes, first, out);
+    decode_fp8_chunk<false>(codes, scaling, first, out);
   }
 }
 
-// The block scales of the chunk of outer index `outer` whose first element
-// is `depth` (along K, from the operand's start), for an operand whose rows
-// run along K: [first, second) as decode_chunk takes them. 1 without block
-// scales (fp8 with tensor, group or rowwise scales, applied in the
-// epilogue). `scales` is the group's scale matrix.
-struct ChunkScales {
-  float first;
-  float second;
+// Which entries of the group's block-scale matrix scale the chunk of outer
+// index `outer` whose first element is `depth` (along K, from the
+// operand's start), for an operand whose rows run along K and that has
+// block scales (MX32, NV16): `first` for its elements 0-15, `second` for
+// 16-31 (e2m1's 32 elements, in NV16 blocks, span two; otherwise the same).
+struct ChunkScaleEntries {
+  int64_t first;
+  int64_t second;
 };
 
-GG_HD ChunkScales chunk_scales(const portable::QuantOperand& q, const uint8_t* scales,
-                               int64_t outer, int64_t depth) {
+GG_HD ChunkScaleEntries chunk_scale_entries(const portable::QuantOperand& q, int64_t outer,
+                                            int64_t depth) {
   const int shift = portable::decoded_block_shift(q.scaling);
-  if (shift == 0) return ChunkScales{1.0f, 1.0f};
   const portable::BlockScaleIndex index{shift, q.scale_row_length, false, 0, 0};
-  const float first = portable::block_scale_value(q.scaling, scales[index.entry(true, outer, depth)]);
-  // A second block inside the chunk: e2m1's 32 elements in NV16 blocks.
+  const int64_t first = index.entry(true, outer, depth);
   const bool two_blocks = raw_chunk_elements(q.dtype) > (1 << shift);
-  const float second =
-      two_blocks ? portable::block_scale_value(
-                       q.scaling, scales[index.entry(true, outer, depth + (1 << shift))])
-                 : first;
-  return ChunkScales{first, second};
+  return ChunkScaleEntries{first, two_blocks ? index.entry(true, outer, depth + (1 << shift))
+                                             : first};
 }
 
 }  // namespace gg::sm90

@@ -617,6 +617,26 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       constexpr int kConsumerN = kSplit ? kBlockN / 2 : kBlockN;  // columns per consumer
       float (&acc)[kConsumerN / 2] = *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_acc);
       int previous_stage = -1;
+      // Decoded operands: the block-scale codes of each step's chunks, each
+      // thread's, loaded a step ahead (decode_stage.cuh).
+      [[maybe_unused]] const int decoding_thread = static_cast<int>(threadIdx.x) - 128;
+      [[maybe_unused]] StepDecoder<kBlockM, kConsumerThreads> a_decoder;
+      [[maybe_unused]] StepDecoder<kBlockN, kConsumerThreads> b_decoder;
+      [[maybe_unused]] const auto load_step_scales = [&](int depth) {
+        if constexpr (kDecodeA) a_decoder.load_scales(p.lhs_quant, depth, p.k_dim, decoding_thread);
+        b_decoder.load_scales(p.rhs_quant, depth, p.k_dim, decoding_thread);
+      };
+      if constexpr (kDecodeB) {
+        if (t.k_steps > 0) {
+          if constexpr (kDecodeA) {
+            a_decoder.begin_tile(p.lhs_quant, portable::group_scales(p.lhs_quant, 0), t.a_mn,
+                                 p.rows_capacity, decoding_thread);
+          }
+          b_decoder.begin_tile(p.rhs_quant, portable::group_scales(p.rhs_quant, t.group), t.b_mn,
+                               p.out.cols, decoding_thread);
+          load_step_scales(t.k0);
+        }
+      }
       for (int ks = 0; ks < t.k_steps; ++ks) {
         wait_barrier(&full[stage], phase);
         uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
@@ -624,18 +644,15 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         if constexpr (kDecodeB) {
           // The step's codes into the stage's bf16 tiles (decode_stage.cuh),
           // by both consumers: after the barrier, each one's wgmmas may read
-          // every chunk of the tiles.
-          const int decoding_thread = static_cast<int>(threadIdx.x) - 128;
-          const int64_t depth = t.k0 + int64_t{ks} * kBlockK;
+          // every chunk of the tiles. The next step's scales load meanwhile.
+          const int depth = t.k0 + ks * kBlockK;
           const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           if constexpr (kDecodeA) {
-            decode_step<kBlockM, kConsumerThreads>(
-                p.lhs_quant, portable::group_scales(p.lhs_quant, 0), a_raw, a_stage, t.a_mn,
-                p.rows_capacity, depth, p.k_dim, decoding_thread);
+            a_decoder.decode(p.lhs_quant, a_raw, a_stage, depth, p.k_dim, decoding_thread);
           }
-          decode_step<kBlockN, kConsumerThreads>(
-              p.rhs_quant, portable::group_scales(p.rhs_quant, t.group), a_raw + Cfg::kARawBytes,
-              b_stage, t.b_mn, p.out.cols, depth, p.k_dim, decoding_thread);
+          b_decoder.decode(p.rhs_quant, a_raw + Cfg::kARawBytes, b_stage, depth, p.k_dim,
+                           decoding_thread);
+          if (ks + 1 < t.k_steps) load_step_scales(depth + kBlockK);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
