@@ -34,6 +34,15 @@ M, K, N, G = 72, 64, 48, 4
 RECIPES = list(recipes.RECIPES)
 
 
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+    """The recipe checks run on the CPU (the reference), also on a machine
+    whose default backend is a GPU, whose paths refuse some recipes while
+    tracing; the GPU test places its inputs on the GPU itself."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield
+
+
 def test_no_x64():
     assert not jax.config.jax_enable_x64
 
@@ -337,5 +346,6 @@ def test_a_gpu_refuses_recipes_while_tracing(monkeypatch):
         params = layer.init(jax.random.PRNGKey(0), a, s)
         return jax.grad(lambda p: layer.apply(p, a, s).sum())(params)
 
-    with pytest.raises(NotSupported, match=r"no GPU path runs this"):
+    jax.eval_shape(gradients, x)  # jax.default_device names the CPU (on_the_cpu): it runs there
+    with jax.default_device(None), pytest.raises(NotSupported, match=r"no GPU path runs this"):
         jax.eval_shape(gradients, x)

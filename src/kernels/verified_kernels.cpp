@@ -30,6 +30,11 @@ constexpr const char* kVerified[] = {
     // sm90_fp8_test.cpp, quantized_test.cpp and the torch CUDA tests on an
     // H100 80GB HBM3 on 2026-12-06.
     "the sm90 fp8 kernels",
+    // The sm90 decoding kernels (mxfp8, mxfp4, nvfp4 and mixes, quantized
+    // weights with bf16 activations; ragged-M, K-major weights) passed
+    // tests/gpu/sm90_decoded_test.cpp, quantized_test.cpp and the torch CUDA
+    // tests on an H100 80GB HBM3 on 2026-12-06.
+    "the sm90 decoding kernels",
 };
 
 bool opted_in() {

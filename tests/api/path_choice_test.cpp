@@ -363,9 +363,10 @@ TEST(BuildPaths, Sm90TakesEachOpsDimensionsInRange) {
 }
 
 // The sm90 path runs bf16, fp16 and fp8 with tensor, group or rowwise
-// scales or 1x128 x 128x128 blocks (e4m3 x e4m3, e5m2 x e4m3); every other
-// quantized format, weight-
-// only included, is refused, naming both operands' formats and where they
+// scales or 1x128 x 128x128 blocks (e4m3 x e4m3, e5m2 x e4m3), and decodes
+// MX and NV blocks and quantized weights with bf16 activations (ragged-M,
+// weights [G, N, K]); the rest (another fp8 pair, weights with fp16
+// activations) is refused, naming both operands' formats and where they
 // are computed. The portable path takes them (exact decode into bf16) but
 // for what it names: fp8 1x128 / 128x128 blocks, fp16 activations with
 // quantized weights, ragged-K operands whose token blocks differ in size.
@@ -378,7 +379,6 @@ TEST(BuildPaths, QuantizedOperandsAndThePathsThatRunThem) {
     const char* portable_refusal;  // null: the portable path takes it
   };
   constexpr const char* kNotSm90 = "GG_PATH_REFERENCE computes every format";
-  constexpr const char* kFp8Scales = "fp8 with tensor, group or rowwise scales";
   const Operands cases[] = {
       {{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_NONE}, "lhs fp8 e4m3 x rhs fp8 e4m3",
        nullptr, nullptr},
@@ -387,15 +387,17 @@ TEST(BuildPaths, QuantizedOperandsAndThePathsThatRunThem) {
       {{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE},
        "lhs fp8 e4m3 rowwise x rhs fp8 e5m2 rowwise", "e4m3 x e4m3 and e5m2 x e4m3", nullptr},
       {{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp4 x rhs mxfp4",
-       kNotSm90, nullptr},
+       nullptr, nullptr},
       {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E4M3, GG_BLOCK_MX32},
-       "lhs mxfp8 e4m3 x rhs mxfp8 e4m3", kFp8Scales, nullptr},
+       "lhs mxfp8 e4m3 x rhs mxfp8 e4m3", nullptr, nullptr},
       {{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs mxfp8 e4m3 x rhs mxfp4",
-       kNotSm90, nullptr},
+       nullptr, nullptr},
+      {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_DTYPE_E2M1, GG_BLOCK_NV16}, "lhs nvfp4 x rhs nvfp4",
+       nullptr, nullptr},
       {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E2M1, GG_BLOCK_MX32}, "lhs bf16 x rhs mxfp4",
-       kNotSm90, nullptr},
+       nullptr, nullptr},
       {{GG_DTYPE_BF16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE},
-       "lhs bf16 x rhs fp8 e4m3 rowwise", kNotSm90, nullptr},
+       "lhs bf16 x rhs fp8 e4m3 rowwise", nullptr, nullptr},
       {{GG_DTYPE_FP16, GG_BLOCK_NONE, GG_DTYPE_E4M3, GG_BLOCK_MX32}, "lhs fp16 x rhs mxfp8 e4m3",
        kNotSm90, "weight-only needs bf16 activations"},
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_128X128},

@@ -254,9 +254,19 @@ def _plan(key) -> _Plan:
     return _Plan(desc, nbytes, gpu_error)
 
 
+def _default_platform_is_gpu() -> bool:
+    """Whether a computation whose inputs are not placed runs on a GPU: on
+    the device jax.default_device names, else on the default backend."""
+    device = jax.config.jax_default_device
+    if device is not None:
+        platform = device if isinstance(device, str) else device.platform
+        return platform in ("gpu", "cuda")
+    return jax.default_backend() == "gpu"
+
+
 def _plan_for(key) -> _Plan:
     plan = _plan(key)
-    if plan.gpu_error is not None and jax.default_backend() == "gpu":
+    if plan.gpu_error is not None and _default_platform_is_gpu():
         raise plan.gpu_error
     return plan
 

@@ -83,16 +83,14 @@ struct StepDecoder {
   __device__ __forceinline__ void load_scales_of(const portable::QuantOperand& q, int depth0,
                                                  int depth_end, int thread) {
     using C = Chunks<kChunkElements>;
-    const int shift = portable::decoded_block_shift(q.scaling);
-    // e2m1's 32 elements span two NV16 blocks.
-    const bool two_blocks = kChunkElements > (1 << shift);
 #pragma unroll
     for (int n = 0; n < C::kPerThread; ++n) {
       const int depth = depth0 + C::chunk(n, thread) * kChunkElements;
       if ((inside >> n & 1u) != 0 && depth < depth_end) {
-        const int entry = depth >> shift;
-        codes[2 * n] = scale_rows[n][entry];
-        if (two_blocks) codes[2 * n + 1] = scale_rows[n][entry + 1];
+        // An e2m1 chunk's second half: the next NV16 block, or the same MX32 one.
+        const ChunkScaleEntries entries = chunk_scale_entries(q, 0, depth);
+        codes[2 * n] = scale_rows[n][entries.first];
+        if (kChunkElements == 32) codes[2 * n + 1] = scale_rows[n][entries.second];
       }
     }
   }

@@ -7,9 +7,13 @@
 // 16-bit or 128 fp8 elements), so the TMA boxes, the 128-byte swizzle, the
 // smem descriptors and the stages are one layout for every element type, and
 // an element type is the wgmma instruction (k16 or k32, 32 bytes each) plus
-// the epilogue's scales. fp8 wgmma reads K-major operands only.
-// The instances are compiled by element family in sm90_gemm_16bit.cu and
-// sm90_gemm_fp8.cu; the host side (maps, plan, dispatch) is sm90_gemm.cu.
+// the epilogue's scales. fp8 wgmma reads K-major operands only. Quantized
+// operands with block scales (MX, NV) or weights with bf16 activations are
+// decoded by the consumers into bf16 tiles from their codes, which TMA
+// brings into a raw area of the stage (decode_stage.cuh), and run bf16
+// wgmmas. The instances are compiled by element family in
+// sm90_gemm_16bit.cu, sm90_gemm_fp8.cu and sm90_gemm_decoded.cu; the host
+// side (maps, plan, dispatch) is sm90_gemm.cu.
 //
 // Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups;
 // for ragged-K with long groups, clusters of two CTAs that share each B tile

@@ -4,7 +4,9 @@
 // layout; fp8 (e4m3 x e4m3, e5m2 x e4m3) with tensor, group or rowwise
 // scales in K-major layouts, which fp8 wgmma needs: ragged-M weights
 // [G, N, K] (layout T), ragged-K operands [P, M] and [Q, M] (layout T, the
-// quantizer's columnwise copies). fp8 kernels answer users once verified
+// quantizer's columnwise copies); MX and NV blocks and quantized weights
+// with bf16 activations, ragged-M with weights [G, N, K], decoded into bf16
+// tiles (decode_stage.cuh). Quantized kernels answer users once verified
 // (kernels/verified_kernels.h).
 #include <cuda.h>
 #include <cuda_runtime.h>
