@@ -25,7 +25,7 @@ import fake_quant  # noqa: E402
 from groupgemm import NotSupported, core  # noqa: E402
 
 ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
-from test_jax import handlers  # noqa: E402,F401  (the fixture: the handler library)
+from test_jax import default_device_of_the_test, handlers  # noqa: E402,F401  (fixtures)
 
 # Entries past the last group are undefined (XLA leaves those bytes as they
 # were): fake_quant reads them, and makes them NaN.
@@ -440,7 +440,8 @@ def test_a_gpu_refuses_quantized_products_while_tracing(monkeypatch):
     """No GPU path runs the fp8 1x128 x 1x128 weight gradient yet:
     NotSupported, naming both paths, no fallback."""
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    with pytest.raises(NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "):
+    with jax.default_device(None), pytest.raises(
+            NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "):
         jax.eval_shape(lambda a, b, s: ggj.ragged_dot_k(a, b, s),
                        _quantized_spec("fp8_e4m3_1x128", (M, P), columnwise=True),
                        _quantized_spec("fp8_e4m3_1x128", (M, Q), columnwise=True), SIZES_SPEC)

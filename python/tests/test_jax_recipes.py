@@ -23,7 +23,9 @@ import fake_quant  # noqa: E402
 from groupgemm import NotSupported, recipes  # noqa: E402
 
 ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
-from test_jax import GPU, handlers, needs_gpu  # noqa: E402,F401  (handlers: a fixture)
+# The fixtures: the handler library; each test on the CPU unless it places
+# its inputs (the GPU test does).
+from test_jax import GPU, default_device_of_the_test, handlers, needs_gpu  # noqa: E402,F401
 from test_jax_quantized import SIZE_SETS, assert_product, dequantized, values  # noqa: E402
 
 # Entries past the last group are undefined (XLA leaves those bytes as they
@@ -32,15 +34,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:Runtim
 
 M, K, N, G = 72, 64, 48, 4
 RECIPES = list(recipes.RECIPES)
-
-
-@pytest.fixture(autouse=True)
-def on_the_cpu():
-    """The recipe checks run on the CPU (the reference), also on a machine
-    whose default backend is a GPU, whose paths refuse some recipes while
-    tracing; the GPU test places its inputs on the GPU itself."""
-    with jax.default_device(jax.devices("cpu")[0]):
-        yield
 
 
 def test_no_x64():
@@ -346,6 +339,6 @@ def test_a_gpu_refuses_recipes_while_tracing(monkeypatch):
         params = layer.init(jax.random.PRNGKey(0), a, s)
         return jax.grad(lambda p: layer.apply(p, a, s).sum())(params)
 
-    jax.eval_shape(gradients, x)  # jax.default_device names the CPU (on_the_cpu): it runs there
+    jax.eval_shape(gradients, x)  # jax.default_device names the CPU: the reference runs it
     with jax.default_device(None), pytest.raises(NotSupported, match=r"no GPU path runs this"):
         jax.eval_shape(gradients, x)
