@@ -70,8 +70,9 @@ def grouped_mm(
     copy, w the copy whose blocks run along K (the rowwise copy of [G, N, K]
     weights for "nk", the columnwise copy for "kn", as a weight gradient's
     dgrad reads them). On CUDA tensors they run on the GPU path that takes
-    their formats (fp8 on Hopper's fp8 tensor cores where its layout allows,
-    the portable path's exact decode otherwise); a format no GPU path takes
+    their formats (on Hopper, fp8 on its fp8 tensor cores and MX / NV blocks
+    or quantized weights decoded exactly into bf16 tiles, where the layout
+    allows; the portable path's exact decode otherwise); a format no GPU path takes
     raises NotSupported, naming it.
 
     With out=, the result is written into `out` (and returned) and beta may
