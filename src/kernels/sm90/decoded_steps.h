@@ -119,7 +119,7 @@ GG_HD uint32_t bf16_both(uint16_t bits) { return bits | static_cast<uint32_t>(bi
 GG_HD uint16_t scale_bf16(gg_block_scaling scaling, uint8_t code) {
   if (scaling == GG_BLOCK_MX32) {
     if (code == 0xFFu) return 0x7FC0u;  // NaN
-    return code == 0 ? 0x0040u : static_cast<uint16_t>(code << 7);
+    return static_cast<uint16_t>(code == 0 ? 0x0040u : code << 7);
   }
   if (scaling == GG_BLOCK_NV16) {
     // ue4m3 (the sign bit ignored): its bits in an fp32 give its value
