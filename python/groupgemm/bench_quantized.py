@@ -14,14 +14,20 @@ the quantizer). The forward:
   torch._grouped_mm  bf16, offsets = cumsum(sizes)
   torch._scaled_grouped_mm  fp8 e4m3 rowwise (a scale per token row and per
                      output channel), where this torch has it on this GPU
+  cuBLASLt fp8 dense <recipe>  one dense fp8 product of equal work (the
+                     routed rows against expert 0's weights) on cuBLASLt
+                     through torch._scaled_mm, tensor-scaled and 1x128 x
+                     128x128 block-scaled (groupgemm._dense_fp8)
 
 --shapes deepgemm times DeepGEMM's grouped FP8 benchmark shapes instead
 (DEEPGEMM_SHAPES: G groups of equal rows), forward and weight gradient.
 
 The weight gradient: bf16 (groupgemm.torch.ragged_k_mm), torch._grouped_mm
-on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), and fp8
+on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), fp8
 (WGRAD_FORMATS: dy e5m2, x e4m3, tensor scales, the columnwise copies that
-grouped_quantize writes); every method's output bf16.
+grouped_quantize writes), and cuBLASLt's dense fp8 dy^T @ x of all routed
+rows, tensor-scaled and 1x128 x 1x128 block-scaled; every method's output
+bf16.
 
 Every method of a case is timed in turn, call by call (groupgemm.bench's
 time_in_turn: the median of CUDA-event times over --reps rounds). Before
@@ -53,6 +59,7 @@ try:
     import torch
 
     from . import torch as ggt
+    from ._dense_fp8 import FPROP_RECIPES, WGRAD_RECIPES, dense_fp8_peers
     from .bench import machine_rates, make_case, time_in_turn, time_ms
 except ModuleNotFoundError as error:
     if _optional.missing_framework(error) != "torch":
@@ -172,7 +179,8 @@ def fp8_rate(warmup: int, reps: int, warm_ms: float) -> Optional[float]:
 
 def on_fp8_cores(method: str) -> bool:
     """Whether a method multiplies fp8 x fp8 on fp8 tensor cores."""
-    return method == "torch._scaled_grouped_mm" or method.startswith("fp8_")
+    return (method == "torch._scaled_grouped_mm" or method.startswith("fp8_")
+            or method.startswith("cuBLASLt fp8"))
 
 
 def measure_case(case, args, rates) -> List[dict]:
@@ -207,6 +215,9 @@ def measure_case(case, args, rates) -> List[dict]:
     if scaled is not None:
         methods["torch._scaled_grouped_mm"] = scaled
         bytes_of["torch._scaled_grouped_mm"] = case.x.numel() + live * case.w.numel()
+    for name, (run, nbytes) in dense_fp8_peers(case.x[: case.rows], case.w[0], FPROP_RECIPES,
+                                               TOLERANCE["fp8"]).items():
+        methods[name], bytes_of[name] = run, nbytes
     times = time_in_turn(methods, args.warmup, args.reps, args.warm_ms)
     out_bytes = case.rows * case.preset.n * 2
     records = []
@@ -258,6 +269,10 @@ def measure_wgrad(case, args, rates) -> List[dict]:
             raise RuntimeError("wgrad %s differs from bf16 by %.3g (relative norm)" % (name, error))
         methods[name] = run
         bytes_of[name] = stored_bytes(dy) + stored_bytes(x) + 2 * case.preset.experts * n * k
+    dense = dense_fp8_peers(case.dy[: case.rows].t().contiguous(),
+                            case.x[: case.rows].t().contiguous(), WGRAD_RECIPES, TOLERANCE["fp8"])
+    for name, (run, nbytes) in dense.items():
+        methods[name], bytes_of[name] = run, nbytes + 2 * n * k
     times = time_in_turn(methods, args.warmup, args.reps, args.warm_ms)
     records = []
     for name, ms in times.items():

@@ -511,9 +511,11 @@ def _quantize_jit(rowwise, columnwise, amax):
         x, s, rowwise=rowwise, columnwise=columnwise, amax=amax))
 
 
-# Formats the GPU quantizer does not write (README's status table): on a
-# GPU, their quantize is refused by name while tracing.
+# Formats the GPU quantizer does not write (fp8 rowwise), or not by default
+# (mxfp4, until its GPU tests pass: README's status table): on a GPU, their
+# quantize is refused by name while tracing.
 GPU_UNWRITTEN = {"fp8_e4m3_rowwise", "fp8_e5m2_rowwise", "mxfp4"}
+GPU_REFUSAL = "the GPU quantizer (does not write this format|for mxfp4 has not yet passed)"
 
 
 def refused_on(platform, fmt):
@@ -527,7 +529,7 @@ def test_quantize_ragged_matches_the_reference(platform, fmt):
     sizes = jax.device_put(jnp.asarray(Q_SIZES, jnp.int32), device(platform))
     quantize = _quantize_jit(fmt, fmt, True)
     if refused_on(platform, fmt):
-        with pytest.raises(NotSupported, match="the GPU quantizer does not write this format"):
+        with pytest.raises(NotSupported, match=GPU_REFUSAL):
             quantize(jax.device_put(x, device(platform)), sizes)
         return
     got = quantize(jax.device_put(x, device(platform)), sizes)
@@ -540,7 +542,7 @@ def test_quantize_stacked_matches_the_reference(platform, fmt):
     w = quantize_input(STACKED_SHAPE, seed=1)
     quantize = _quantize_jit(fmt, fmt, True)
     if refused_on(platform, fmt):
-        with pytest.raises(NotSupported, match="the GPU quantizer does not write this format"):
+        with pytest.raises(NotSupported, match=GPU_REFUSAL):
             quantize(jax.device_put(w, device(platform)))
         return
     got = quantize(jax.device_put(w, device(platform)))

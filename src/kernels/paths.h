@@ -44,9 +44,10 @@ gg_status sm90_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t worksp
 namespace gg {
 
 // Grouped quantize on the GPU (kernels/quantize/): one kernel for every GPU
-// path, sm_80 and later, every format the reference quantizes but mxfp4 and
-// fp8 rowwise, which gpu_quantize_supports refuses (why_not names the
-// output and its format). Alignment:
+// path, sm_80 and later, every format the reference quantizes but fp8
+// rowwise, which gpu_quantize_supports refuses (why_not names the output
+// and its format), as it refuses mxfp4 until that codec has passed its GPU
+// tests (verified_kernels.h). Alignment:
 // none beyond the element size (vector loads and word stores are used where
 // the addresses allow). Scratch: 4 (G + 1) bytes of amax words, which a
 // run zeroes itself (a memset): whatever another launch sharing the

@@ -27,7 +27,7 @@ struct QuantizeShape {
   gg_dtype input;
   bool square_blocks;       // an output of 128 x 128 blocks: a tile is one block high
   bool long_column_blocks;  // a columnwise 1 x 128 output
-  bool e2m1_codes;          // an output of e2m1 codes (nvfp4)
+  bool e2m1_codes;          // an output of e2m1 codes (nvfp4, mxfp4)
   int64_t shared_bytes_per_block;  // the device's: what a CTA may opt in to
   // Both launches take each chunk's rows as one span (codes_ignore_groups,
   // and no per-group amax asked for): the tiles see one group of M rows.

@@ -207,7 +207,7 @@ TEST(DeviceAgreement, FastQuantizeEncodersGiveTheReferenceBits) {
   GG_CUDA_OK(cudaFree(device_out));
 
   const char* results[kEncoderResults] = {"fp8 e4m3 | e5m2 << 16 (x / scale)",
-                                          "mxfp8 e4m3 | e5m2 << 16", "nvfp4 | e2m1 << 8",
+                                          "mxfp8 e4m3 | e5m2 << 16", "nvfp4 | e2m1 << 8 | mxfp4 << 16",
                                           "fp8 e4m3 | e5m2 << 16 (bf16 x, one correction)"};
   int mismatches = 0;
   for (int64_t i = 0; i < count && mismatches < 20; ++i) {

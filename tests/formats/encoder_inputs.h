@@ -236,6 +236,12 @@ GG_HD uint32_t fast_mx(float x, float multiplier) {
          0xFFu;
 }
 
+GG_HD uint32_t fast_mx4(float x, float multiplier) {
+  namespace q = gg::quantize;
+  return finite(x) && multiplier != 0.0f ? q::mx_e2m1_code_finite(x, multiplier)
+                                         : q::mx_e2m1_code(x, multiplier);
+}
+
 GG_HD uint32_t fast_nv(float x, float step) {
   namespace q = gg::quantize;
   const q::ScaleDivider divider(step);
@@ -258,8 +264,8 @@ GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
 }
 
 // Four result words for the pair (x0 under slot j0, x1 under slot j1):
-// fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4, and
-// fp8 again with one correction for bf16 values (fast_fp8_of_bf16).
+// fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4 (with
+// e2m1 unscaled and mxfp4), and fp8 again with one correction for bf16 values (fast_fp8_of_bf16).
 // `fast` picks the element_encoders.h path, else the fmt:: rules.
 constexpr int kEncoderResults = 4;
 GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j1, bool fast,
@@ -275,7 +281,8 @@ GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j
     out[1] = fast_mx<GG_DTYPE_E4M3>(x0, m0) | fast_mx<GG_DTYPE_E4M3>(x1, m1) << 8 |
              fast_mx<GG_DTYPE_E5M2>(x0, m0) << 16 | fast_mx<GG_DTYPE_E5M2>(x1, m1) << 24;
     out[2] = fast_nv_pair(x0, s.nvfp4_step[j0], x1, s.nvfp4_step[j1]) |
-             q::e2m1_code(x0) << 8 | q::e2m1_code(x1) << 12;
+             q::e2m1_code(x0) << 8 | q::e2m1_code(x1) << 12 | fast_mx4(x0, m0) << 16 |
+             fast_mx4(x1, m1) << 20;
     out[3] = fast_fp8_of_bf16<GG_DTYPE_E4M3>(x0, s.e4m3[j0]) |
              fast_fp8_of_bf16<GG_DTYPE_E4M3>(x1, s.e4m3[j1]) << 8 |
              fast_fp8_of_bf16<GG_DTYPE_E5M2>(x0, s.e5m2[j0]) << 16 |
@@ -288,7 +295,8 @@ GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j
            ref_mx(x0, s.mx[j0], GG_DTYPE_E5M2) << 16 | ref_mx(x1, s.mx[j1], GG_DTYPE_E5M2) << 24;
   out[2] = ref_nv(x0, s.nvfp4_step[j0]) | ref_nv(x1, s.nvfp4_step[j1]) << 4 |
            static_cast<uint32_t>(f::float_to_e2m1(x0)) << 8 |
-           static_cast<uint32_t>(f::float_to_e2m1(x1)) << 12;
+           static_cast<uint32_t>(f::float_to_e2m1(x1)) << 12 |
+           ref_mx(x0, s.mx[j0], GG_DTYPE_E2M1) << 16 | ref_mx(x1, s.mx[j1], GG_DTYPE_E2M1) << 20;
   out[3] = out[0];
 }
 

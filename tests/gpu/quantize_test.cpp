@@ -13,6 +13,8 @@
 // group) each take every format with sizes at their tile edges, bad sizes
 // and a graph replay. Every output sits between guard bands and starts
 // poisoned, each case checked under two poison bytes (quantize_case.h).
+// The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the
+// mxfp4 codec, which does not yet answer users (kernels/verified_kernels.h).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -29,7 +31,7 @@
 namespace gg::test {
 namespace {
 
-class Quantize : public PathTest<gg_path> {
+class Quantize : public UnverifiedKernelsPathTest {
  protected:
   // Runs `spec` `runs` times on one case, under the two poison bytes in
   // turn, so that no byte is checked under only one of them.
@@ -140,6 +142,7 @@ TEST_P(Quantize, MixedFormatsInOneCall) {
       {{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}, {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE}},
       {{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR}, {GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP}},
       {{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR}, {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}},
+      {{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE}, {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE}},
   };
   for (const auto& [row, col] : pairs) {
     QuantizeSpec s = ragged(edge_sizes(12), 700, 272);

@@ -230,6 +230,15 @@ GG_HD uint32_t e2m1_code_number(float y) {
 // fmt::float_to_e2m1.
 GG_HD uint32_t e2m1_code(float y) { return y != y ? 0x7u : e2m1_code_number(y); }
 
+// fmt::mx_quantize_element of x for e2m1 elements under the multiplier m of
+// mx_multiplier: x * m is exact wherever it can code to more than a signed
+// zero (the argument of the mxfp8 product above), and the NaN scale (m = 0)
+// codes every element as e2m1's NaN conversion, +6.
+GG_HD uint32_t mx_e2m1_code(float x, float m) { return m == 0.0f ? 0x7u : e2m1_code(x * m); }
+
+// mx_e2m1_code for a finite x under a multiplier other than 0.
+GG_HD uint32_t mx_e2m1_code_finite(float x, float m) { return e2m1_code_number(x * m); }
+
 // fmt::nvfp4_quantize_element given step = ue4m3_to_float(block) * tensor
 // scale, the product the reference forms (0: the element codes to 0).
 GG_HD uint32_t nvfp4_code(float x, float step) { return step == 0.0f ? 0u : e2m1_code(x / step); }

@@ -25,6 +25,7 @@
 #include "kernels/quantize/grouped_quantize.h"
 #include "kernels/quantize/quantize_params.h"
 #include "kernels/tile_scheduler.h"
+#include "kernels/verified_kernels.h"
 #include "plan/quantize_plan.h"
 
 namespace gg {
@@ -62,15 +63,26 @@ quantize::OutputParams output_of(const gg_tensor& t, bool columnwise, bool stack
   return out;
 }
 
-// The output formats whose codes and scales the kernel has no policy for.
+// Whether the kernel writes `output`: every format but fp8 rowwise, whose
+// row scales span a row's every tile; mxfp4 (the Mxfp4 codec) only once it
+// has passed its GPU tests (verified_kernels.h).
 bool kernel_writes(const gg_tensor& output, const char* name, std::string* why_not) {
   if (output.data == nullptr) return true;
-  const bool mxfp4 = output.block_scaling == GG_BLOCK_MX32 && output.dtype == GG_DTYPE_E2M1;
-  if (!mxfp4 && output.block_scaling != GG_BLOCK_ROWWISE) return true;
-  *why_not = std::string("grouped_quantize: ") + name + " (" + api::format_name(output) +
-             "): the GPU quantizer does not write this format; GG_PATH_REFERENCE computes it "
-             "on the CPU";
-  return false;
+  const std::string what = std::string("grouped_quantize: ") + name + " (" +
+                           api::format_name(output) + "): ";
+  if (output.block_scaling == GG_BLOCK_ROWWISE) {
+    *why_not = what + "the GPU quantizer does not write this format; GG_PATH_REFERENCE "
+               "computes it on the CPU";
+    return false;
+  }
+  if (output.block_scaling == GG_BLOCK_MX32 && output.dtype == GG_DTYPE_E2M1) {
+    const std::string refusal = unverified_kernel_refusal("the GPU quantizer for mxfp4");
+    if (!refusal.empty()) {
+      *why_not = what + refusal;
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace

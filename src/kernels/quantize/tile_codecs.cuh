@@ -13,6 +13,7 @@
 //   Fp8Block<D,128>  128          fp32 per 1x128       that scale
 //   Fp8Block<D,sq>   kSquareTile  fp32 per 128x128     that scale (tile amax)
 //   Mxfp8<D>         32           e8m0 byte            2^(127 - e8m0), 0 for NaN
+//   Mxfp4            32           e8m0 byte            2^(127 - e8m0), 0 for NaN
 //   Nvfp4            16           ue4m3 byte           ue4m3 value * fp32 scale
 //
 // A parameter is turned into a Coder once per block (the reciprocal of a
@@ -103,6 +104,31 @@ struct Mxfp8 {
   }
 };
 
+// e2m1 elements under e8m0 block scales: mxfp8's decision, e2m1's codes.
+struct Mxfp4 {
+  static constexpr int kBlock = 32;
+  static constexpr int kScaleBytes = 1;
+  static constexpr int kBits = 4;
+  using Coder = float;  // the multiplier
+  __device__ BlockDecision decide(float amax) const {
+    const uint8_t scale = fmt::mx_block_scale(amax, GG_DTYPE_E2M1);
+    return {scale, mx_multiplier(scale)};
+  }
+  __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
+    out.block_scales[index] = static_cast<uint8_t>(stored);
+  }
+  __device__ static Coder coder(float multiplier) { return multiplier; }
+  // A finite amax has a scale other than the NaN one (m != 0).
+  __device__ static bool short_path(float, float amax) { return amax <= FLT_MAX; }
+  template <gg_dtype kIn>
+  __device__ static uint32_t encode2_short(float m, float x0, float x1) {
+    return mx_e2m1_code_finite(x0, m) | mx_e2m1_code_finite(x1, m) << 4;
+  }
+  __device__ static uint32_t encode2(float m, float x0, float x1) {
+    return mx_e2m1_code(x0, m) | mx_e2m1_code(x1, m) << 4;
+  }
+};
+
 struct Nvfp4 {
   static constexpr int kBlock = 16;
   static constexpr int kScaleBytes = 1;
@@ -131,7 +157,7 @@ struct Nvfp4 {
 
 // Calls f(codec) with the codec of `out` (the formats gpu_quantize_supports accepts:
 // fp8 e4m3 / e5m2 with a tensor or group scale, 1x128 or 128x128; mxfp8
-// e4m3 / e5m2; nvfp4). `outer` is the output's fp32 group or tensor scale.
+// e4m3 / e5m2; mxfp4; nvfp4). `outer` is the output's fp32 group or tensor scale.
 template <class F>
 __device__ void with_codec(const OutputParams& out, float outer, F&& f) {
   const bool e4m3 = out.dtype == GG_DTYPE_E4M3;
@@ -150,12 +176,18 @@ __device__ void with_codec(const OutputParams& out, float outer, F&& f) {
       }
       return;
     case GG_BLOCK_MX32:
-      if (e4m3) f(Mxfp8<GG_DTYPE_E4M3>{}); else f(Mxfp8<GG_DTYPE_E5M2>{});
+      if (out.dtype == GG_DTYPE_E2M1) {
+        f(Mxfp4{});
+      } else if (e4m3) {
+        f(Mxfp8<GG_DTYPE_E4M3>{});
+      } else {
+        f(Mxfp8<GG_DTYPE_E5M2>{});
+      }
       return;
     case GG_BLOCK_NV16:
       f(Nvfp4{outer});
       return;
-    case GG_BLOCK_ROWWISE:  // refused by gpu_quantize_supports, as mxfp4 is
+    case GG_BLOCK_ROWWISE:  // refused by gpu_quantize_supports
       return;
   }
 }
