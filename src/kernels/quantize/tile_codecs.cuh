@@ -79,14 +79,16 @@ struct Fp8Block : DividedFp8<kFp8> {
   }
 };
 
-template <gg_dtype kFp8>
-struct Mxfp8 {
+// The MX block decision, shared by every element type: an e8m0 scale per 32
+// elements from the block amax's exponent (the element's emax apart), and
+// its power-of-two multiplier.
+template <gg_dtype kElement>
+struct MxBlocks {
   static constexpr int kBlock = 32;
   static constexpr int kScaleBytes = 1;
-  static constexpr int kBits = 8;
   using Coder = float;  // the multiplier
   __device__ BlockDecision decide(float amax) const {
-    const uint8_t scale = fmt::mx_block_scale(amax, kFp8);
+    const uint8_t scale = fmt::mx_block_scale(amax, kElement);
     return {scale, mx_multiplier(scale)};
   }
   __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
@@ -95,6 +97,11 @@ struct Mxfp8 {
   __device__ static Coder coder(float multiplier) { return multiplier; }
   // A finite amax has a scale other than the NaN one (m != 0).
   __device__ static bool short_path(float, float amax) { return amax <= FLT_MAX; }
+};
+
+template <gg_dtype kFp8>
+struct Mxfp8 : MxBlocks<kFp8> {
+  static constexpr int kBits = 8;
   template <gg_dtype kIn>
   __device__ static uint32_t encode2_short(float m, float x0, float x1) {
     return mx_fp8x2_finite<kFp8>(x0, x1, m);
@@ -104,22 +111,8 @@ struct Mxfp8 {
   }
 };
 
-// e2m1 elements under e8m0 block scales: mxfp8's decision, e2m1's codes.
-struct Mxfp4 {
-  static constexpr int kBlock = 32;
-  static constexpr int kScaleBytes = 1;
+struct Mxfp4 : MxBlocks<GG_DTYPE_E2M1> {
   static constexpr int kBits = 4;
-  using Coder = float;  // the multiplier
-  __device__ BlockDecision decide(float amax) const {
-    const uint8_t scale = fmt::mx_block_scale(amax, GG_DTYPE_E2M1);
-    return {scale, mx_multiplier(scale)};
-  }
-  __device__ static void store(const OutputParams& out, int64_t index, uint32_t stored) {
-    out.block_scales[index] = static_cast<uint8_t>(stored);
-  }
-  __device__ static Coder coder(float multiplier) { return multiplier; }
-  // A finite amax has a scale other than the NaN one (m != 0).
-  __device__ static bool short_path(float, float amax) { return amax <= FLT_MAX; }
   template <gg_dtype kIn>
   __device__ static uint32_t encode2_short(float m, float x0, float x1) {
     return mx_e2m1_code_finite(x0, m) | mx_e2m1_code_finite(x1, m) << 4;
