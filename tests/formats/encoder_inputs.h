@@ -265,7 +265,8 @@ GG_HD uint32_t fast_nv_pair(float x0, float step0, float x1, float step1) {
 
 // Four result words for the pair (x0 under slot j0, x1 under slot j1):
 // fp8 e4m3 and e5m2 current/block scaling, mxfp8 e4m3 and e5m2, nvfp4 (with
-// e2m1 unscaled and mxfp4), and fp8 again with one correction for bf16 values (fast_fp8_of_bf16).
+// e2m1 unscaled and mxfp4), and fp8 again with one correction for bf16
+// values (fast_fp8_of_bf16).
 // `fast` picks the element_encoders.h path, else the fmt:: rules.
 constexpr int kEncoderResults = 4;
 GG_HD void encode_pair(const EncoderScales& s, float x0, int j0, float x1, int j1, bool fast,
