@@ -120,9 +120,9 @@ def rowwise_fp8(t):
 
 def quantized(tensor, fmt, sizes):
     """The rowwise copy of `tensor` in `fmt` (None: tensor itself), or the
-    reason none can be made. fp8 rowwise, which the GPU quantizer does not
-    write, is made by torch (rowwise_fp8) in the layout the API reads: a
-    [rows, 1] fp32 scale per matrix."""
+    reason none can be made. fp8 rowwise, where the GPU quantizer refuses it
+    (until it is on the verified list), is made by torch (rowwise_fp8) in
+    the layout the API reads: a [rows, 1] fp32 scale per matrix."""
     if fmt is None:
         return tensor
     try:

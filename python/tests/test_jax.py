@@ -511,11 +511,11 @@ def _quantize_jit(rowwise, columnwise, amax):
         x, s, rowwise=rowwise, columnwise=columnwise, amax=amax))
 
 
-# Formats the GPU quantizer does not write (fp8 rowwise), or not by default
-# (mxfp4, until its GPU tests pass: README's status table): on a GPU, their
-# quantize is refused by name while tracing.
+# Formats the GPU quantizer does not write by default (mxfp4 and fp8
+# rowwise, until their GPU tests pass: README's status table): on a GPU,
+# their quantize is refused by name while tracing.
 GPU_UNWRITTEN = {"fp8_e4m3_rowwise", "fp8_e5m2_rowwise", "mxfp4"}
-GPU_REFUSAL = "the GPU quantizer (does not write this format|for mxfp4 has not yet passed)"
+GPU_REFUSAL = "the GPU quantizer for (mxfp4|fp8 rowwise) has not yet passed"
 
 
 def refused_on(platform, fmt):

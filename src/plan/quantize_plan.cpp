@@ -117,11 +117,12 @@ bool group_scales_by_row(const gg_quantize_desc& d) {
 }
 
 bool needs_tensor_amax_only(const gg_quantize_desc& d) {
-  const auto group_scale = [](const gg_tensor& t) {
-    return t.data != nullptr && t.scale_extent == GG_SCALE_GROUP;
+  const auto per_group_or_row = [](const gg_tensor& t) {
+    return t.data != nullptr &&
+           (t.scale_extent == GG_SCALE_GROUP || t.block_scaling == GG_BLOCK_ROWWISE);
   };
-  return groups_back_to_back(d) && d.amax == nullptr && !group_scale(d.rowwise) &&
-         !group_scale(d.columnwise);
+  return groups_back_to_back(d) && d.amax == nullptr && !per_group_or_row(d.rowwise) &&
+         !per_group_or_row(d.columnwise);
 }
 
 std::string QuantizePlan::describe() const {

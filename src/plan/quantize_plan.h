@@ -67,7 +67,8 @@ bool group_scales_by_row(const gg_quantize_desc& desc);
 bool groups_only_restart_column_blocks(const gg_quantize_desc& desc);
 
 // Whether the amax launch needs only the tensor's amax: no amax output, no
-// group scale, groups back to back (prefix sums). It then reads all the
+// group scale, no row scales (GG_BLOCK_ROWWISE: each row's max), groups
+// back to back (prefix sums). It then reads all the
 // groups' rows as one stream, whatever the quantize launch's tiles are
 // (nvfp4 under a tensor scale, fp8 under a tensor scale beside columnwise
 // blocks), instead of each group's rows in pieces of their own.

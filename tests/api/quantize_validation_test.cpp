@@ -191,8 +191,9 @@ const Case kCases[] = {
        p.desc.path = GG_PATH_SM90;
      },
      kNotSupported,
-     "grouped_quantize: desc->columnwise (fp8 e5m2 rowwise): the GPU quantizer does not write "
-     "this format; GG_PATH_REFERENCE computes it on the CPU"},
+     "grouped_quantize: desc->columnwise (fp8 e5m2 rowwise): the GPU quantizer for fp8 rowwise "
+     "has not yet passed its GPU tests on a device, so it does not run by default; "
+     "GROUPGEMM_UNVERIFIED_KERNELS=1 runs it anyway"},
 
 };
 

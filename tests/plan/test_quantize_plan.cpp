@@ -216,10 +216,16 @@ TEST_F(QuantizeOutputs, CodesIgnoreGroupsWithoutGroupScalesOrColumnwiseBlocks) {
                            Rowwise{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE, true},
                            Rowwise{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR, true},
                            Rowwise{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP, false},
-                           Rowwise{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE, false}}) {
+                           Rowwise{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE, false},
+                           Rowwise{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE, true}}) {
     with(&d.rowwise, r.dtype, r.blocks, r.extent);
     EXPECT_EQ(codes_ignore_groups(d), r.ignores) << r.blocks << " " << r.extent;
   }
+  // A columnwise output under row scales has a scale per K column of each
+  // group.
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+  EXPECT_FALSE(codes_ignore_groups(d));
+  d.columnwise.data = nullptr;
   // Groups placed by offsets need not cover one span; stacked matrices are
   // not ragged.
   with(&d.rowwise, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
@@ -310,6 +316,13 @@ TEST_F(QuantizeOutputs, TensorAmaxOnlyWithoutGroupScalesOrAmaxOutput) {
   d.rowwise.data = nullptr;
   with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
   EXPECT_FALSE(needs_tensor_amax_only(d));
+  // Row scales need each row's max, rowwise or columnwise.
+  with(&d.columnwise, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+  d.columnwise.data = nullptr;
+  with(&d.rowwise, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
+  EXPECT_FALSE(needs_tensor_amax_only(d));
+  d.rowwise.data = nullptr;
   with(&d.columnwise, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
   float amax[4] = {};
   d.amax = amax;

@@ -65,6 +65,18 @@
 // CTAs leave it, and wait for the whole amax launch (griddepcontrol.wait)
 // before their first read. It reads the maxima; its CTA 0 writes the amax
 // output, the fp32 scales and the flags.
+// Outputs under row scales (fp8 with an fp32 scale per output row,
+// GG_BLOCK_ROWWISE) need each row's max, and a row spans every K-tile of a
+// token (rowwise) or every m-tile of a group's K column (columnwise): the
+// amax launch then takes per-group tiles, and each tile merges its rows'
+// maxima (shuffles across a row's lanes) and its columns' (each thread's
+// column chunk is the same in every batch; the warps merge them in shared
+// memory) into the workspace's row maxima by atomicMax (amax_tile_lines).
+// The quantize launch turns a row's max into its scale for the writers'
+// per-row and per-column parameters, and the tile that holds the row's
+// first elements stores it (tile_writers.cuh, fill_row_params); empty
+// groups' columnwise rows, which no tile holds, take scale 1 from the CTA
+// of their number.
 // The maxima's words are zeroed by a memset before the amax launch: a
 // workspace may be shared with other launches (GEMMs write their own
 // records there), so the words cannot be left zeroed by the last run.
@@ -111,12 +123,16 @@ constexpr int kPieceBatches = 8;
 // bits); the dynamic shared memory is asked for with this much slack.
 constexpr int kStageAlignment = 128;
 
-// The amax launch, and the quantize launch in two instances: the general
-// one, and one for outputs whose columnwise codes are the rowwise ones
-// (columnwise_codes_are_rowwise), which holds only that path so that the
-// general instance's code is what it would be without it.
-enum class Pass { kAmax, kQuantize, kQuantizeSharedCodes };
-__host__ __device__ constexpr bool quantizes(Pass pass) { return pass != Pass::kAmax; }
+// The amax launch in two instances: the plain one, and one that also
+// gathers the row maxima of outputs under row scales (amax_tile_lines).
+// The quantize launch in two: the general one, and one for outputs whose
+// columnwise codes are the rowwise ones (columnwise_codes_are_rowwise).
+// Each rarer instance holds only its path, so that the common one's code
+// is what it would be without it.
+enum class Pass { kAmax, kQuantize, kQuantizeSharedCodes, kAmaxLines };
+__host__ __device__ constexpr bool quantizes(Pass pass) {
+  return pass == Pass::kQuantize || pass == Pass::kQuantizeSharedCodes;
+}
 
 template <int kTm>
 using Scan = cub::BlockScan<int64_t, kThreadsOf<kTm>, cub::BLOCK_SCAN_WARP_SCANS>;
@@ -160,6 +176,99 @@ __device__ typename InputType<kIn>::Mag amax_tile(const QuantizeParams& p, const
     }
 #pragma unroll
     for (int i = 0; i < kAmaxBatch; ++i) m = In::max(m, chunk_magnitude<kIn>(v[i]));
+  }
+  return m;
+}
+
+// amax_tile where outputs are under row scales: also each row's max
+// (rowwise) and each K column's over the tile's rows (columnwise), merged
+// into the row maxima (QuantizeParams). A row's chunks are kRowChunks
+// consecutive jobs of one batch (16 or 32 lanes of a warp), maxed by
+// shuffles; a thread's column chunk is the same in every batch (kThreads is
+// a multiple of kRowChunks), so it keeps its columns' running maxima, which
+// the warps merge in `columns` (kTk words of shared memory, zero between
+// tiles) and thread k into column k's word once a tile. Run by an amax
+// launch of its own (Pass::kAmaxLines), so that the plain one keeps its
+// registers. Every thread calls it (it has barriers).
+template <gg_dtype kIn, int kTm>
+__device__ typename InputType<kIn>::Mag amax_tile_lines(const QuantizeParams& p, const Tile& t,
+                                                        int64_t input_base, uint32_t* columns) {
+  using Shape = TileShape<kIn>;
+  using In = InputType<kIn>;
+  using Mag = typename In::Mag;
+  constexpr int kThreads = kThreadsOf<kTm>;
+  constexpr int kRowChunks = Shape::kRowChunks;
+  constexpr int kPairs = Shape::kPairsPerVec;
+  static_assert(kThreads % kRowChunks == 0 && 32 % kRowChunks == 0,
+                "a row's chunks in one warp, a thread's column chunk fixed");
+  const int64_t matrix = p.stacked ? t.g : 0;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  Mag m = In::zero();
+  Mag column[kPairs];
+#pragma unroll
+  for (int j = 0; j < kPairs; ++j) column[j] = In::zero();
+#pragma unroll 1
+  for (int first = 0; first < kTm * kRowChunks / kThreads; first += kAmaxBatch) {
+    uint4 v[kAmaxBatch];
+#pragma unroll
+    for (int i = 0; i < kAmaxBatch; ++i) {
+      const int job = static_cast<int>(threadIdx.x) + (first + i) * kThreads;
+      v[i] = load_chunk<kIn>(p, t, input_base, job / kRowChunks, (job % kRowChunks) * Shape::kVec);
+    }
+#pragma unroll
+    for (int i = 0; i < kAmaxBatch; ++i) {
+      typename In::Pair pairs[kPairs];
+      memcpy(pairs, &v[i], sizeof v[i]);
+      Mag chunk = In::zero();
+#pragma unroll
+      for (int j = 0; j < kPairs; ++j) {
+        const Mag magnitude = In::magnitude(pairs[j]);
+        column[j] = In::max(column[j], magnitude);
+        chunk = In::max(chunk, magnitude);
+      }
+      m = In::max(m, chunk);
+      if (p.row_maxima != nullptr) {
+        uint32_t bits = max_bits<kIn>(chunk);
+#pragma unroll
+        for (int d = kRowChunks / 2; d > 0; d /= 2) {
+          bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, d));
+        }
+        const int r = (static_cast<int>(threadIdx.x) + (first + i) * kThreads) / kRowChunks;
+        if (lane % kRowChunks == 0 && r < t.rows && bits != 0) {  // the words start at 0
+          atomicMax(p.row_maxima + row_scale_entry(p.rowwise, false, p.stacked, matrix, t.g,
+                                                   t.token0 + r),
+                    bits);
+        }
+      }
+    }
+  }
+  if (p.column_maxima != nullptr) {
+    const int c = static_cast<int>(threadIdx.x) % kRowChunks * Shape::kVec;  // first column
+#pragma unroll
+    for (int j = 0; j < kPairs; ++j) {
+      uint32_t low = In::low_bits(column[j]);
+      uint32_t high = In::high_bits(column[j]);
+#pragma unroll
+      for (int d = kRowChunks; d < 32; d *= 2) {  // the warp's lanes of this column chunk
+        low = max(low, __shfl_xor_sync(0xffffffffu, low, d));
+        high = max(high, __shfl_xor_sync(0xffffffffu, high, d));
+      }
+      if (lane < kRowChunks) {
+        if (low != 0) atomicMax(columns + c + 2 * j, low);
+        if (high != 0) atomicMax(columns + c + 2 * j + 1, high);
+      }
+    }
+    __syncthreads();
+    for (int k = static_cast<int>(threadIdx.x); k < kTk; k += kThreads) {
+      const uint32_t bits = columns[k];
+      if (bits != 0 && k < t.cols) {
+        atomicMax(p.column_maxima +
+                      row_scale_entry(p.columnwise, true, p.stacked, matrix, t.g, t.k0 + k),
+                  bits);
+      }
+      columns[k] = 0;
+    }
+    __syncthreads();
   }
   return m;
 }
@@ -340,7 +449,7 @@ __device__ void fill_row_scales(const GroupChunk& chunk, int64_t base, int count
                                 CodeStage<kTm>* stage) {
   const int first = static_cast<int>(t.g - base);
   for (int r = static_cast<int>(threadIdx.x); r < kTm; r += kThreadsOf<kTm>) {
-    stage->row_scales[r] =
+    stage->line_scales.rows[r] =
         r < t.rows ? chunk.row_scale[group_holding(chunk, first, count, t.token0 + r)] : 1.0f;
   }
 }
@@ -354,10 +463,13 @@ __device__ inline int64_t input_base_of(const QuantizeParams& p, const Tile& t) 
 // tokens high (a CTA of 2 kTm threads counts kTm / 128 of them): two (128
 // registers a thread) for 16-bit input, whose two stages and code stage
 // take 82 KB of shared memory a 128-token tile; one for fp32 input (146
-// KB); four for the amax pass.
+// KB); four for the amax pass, two where it gathers row maxima (whose
+// running column maxima and row shuffles spilled at 64 registers).
 template <gg_dtype kIn, Pass kPass, int kTm>
 constexpr int min_blocks() {
-  const int per_128 = kPass == Pass::kAmax ? 4 : (kIn == GG_DTYPE_FP32 ? 1 : 2);
+  const int per_128 = kPass == Pass::kAmax        ? 4
+                      : kPass == Pass::kAmaxLines ? 2
+                                                  : (kIn == GG_DTYPE_FP32 ? 1 : 2);
   return per_128 * 128 / kTm > 0 ? per_128 * 128 / kTm : 1;
 }
 
@@ -396,7 +508,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
       (p.columnwise.data != nullptr && p.columnwise.scaling == GG_BLOCK_128X128);
   const bool lead = blockIdx.x == 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (kPass == Pass::kAmax) {
+  if constexpr (!quantizes(kPass)) {
     cudaTriggerProgrammaticLaunchCompletion();  // the quantize launch may start (launch)
   } else if (p.dependent_launch) {
     cudaGridDependencySynchronize();  // the amax launch is done, its maxima visible
@@ -425,6 +537,12 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
   // table's tiles are then pieces).
   const bool streams = kPass == Pass::kAmax && p.aligned_input && !p.stacked &&
                        p.input_stride == p.cols;
+  // The amax launch under row scales: its tiles' column maxima, merged in
+  // its dynamic shared memory (amax_tile_lines).
+  uint32_t* columns = reinterpret_cast<uint32_t*>(dynamic_smem);
+  if (kPass == Pass::kAmaxLines && p.column_maxima != nullptr) {
+    for (int k = static_cast<int>(threadIdx.x); k < kTk; k += kThreads) columns[k] = 0;
+  }
   const bool group_pieces = streams && !spans;
 
   for (int64_t base = 0; base < p.groups; base += kChunk) {
@@ -502,6 +620,17 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     }
     if (quantizes(kPass) && lead && flags != 0) atomicOr(p.flags, flags);
     __syncthreads();
+    if (quantizes(kPass) && p.column_maxima != nullptr && !p.stacked && p.rows > 0) {
+      // An empty group's columnwise rows (amax 0: scale 1), which no tile
+      // holds, as the reference writes them: by the CTA of its number.
+      for (int i = 0; i < static_cast<int>(min64(kChunk, p.groups - base)); ++i) {
+        if (chunk.size[i] != 0 || (base + i) % gridDim.x != blockIdx.x) continue;
+        for (int64_t k = threadIdx.x; k < p.cols; k += kThreads) {
+          reinterpret_cast<float*>(p.columnwise.block_scales)[row_scale_entry(
+              p.columnwise, true, false, 0, base + i, k)] = 1.0f;
+        }
+      }
+    }
     if (threadIdx.x == 0) {  // every thread has read them above
       chunk.rows_before = capped_sum(rows_before, rows_total, p.rows);
       chunk.tiles_before = tiles_before + tiles_total;
@@ -530,7 +659,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     // This CTA's tiles of the table: first, first + grid, ...
     // The quantize pass has no tile to write when only amax was asked for.
     const bool writes = p.rowwise.data != nullptr || p.columnwise.data != nullptr;
-    const int64_t chunk_end = table_first + (kPass == Pass::kAmax || writes ? table_tiles : 0);
+    const int64_t chunk_end = table_first + (!quantizes(kPass) || writes ? table_tiles : 0);
     const int64_t first = table_first + (static_cast<int64_t>(blockIdx.x) -
                                          table_first % gridDim.x + gridDim.x) % gridDim.x;
     const auto tile_of = [&](int64_t i) {
@@ -548,7 +677,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     }
     __syncthreads();
 
-    if constexpr (kPass == Pass::kAmax) {
+    if constexpr (!quantizes(kPass)) {
       const uint4* input_chunks = static_cast<const uint4*>(p.input);
       for (int64_t i = 0; group_pieces && i < mine; ++i) {
         // Each warp merges its max into the group's word: no barrier.
@@ -569,7 +698,12 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
           }
           amax_group = t.g;
         }
-        const Mag m = amax_tile<kIn, kTm>(p, t, input_base_of(p, t));
+        Mag m;
+        if constexpr (kPass == Pass::kAmaxLines) {
+          m = amax_tile_lines<kIn, kTm>(p, t, input_base_of(p, t), columns);
+        } else {
+          m = amax_tile<kIn, kTm>(p, t, input_base_of(p, t));
+        }
         group_amax = InputType<kIn>::max(group_amax, m);
         tensor_amax = InputType<kIn>::max(tensor_amax, m);
       }
@@ -626,7 +760,7 @@ __global__ void __launch_bounds__(kThreadsOf<kTm>, (min_blocks<kIn, kPass, kTm>(
     __syncthreads();  // the chunk table is rewritten next
   }
 
-  if constexpr (kPass == Pass::kAmax) {
+  if constexpr (!quantizes(kPass)) {
     if (streams && spans) {  // the rows of every chunk: [0, rows_before)
       const Mag m = amax_stream<kIn, kTm>(static_cast<const uint4*>(p.input),
                                           chunks_of_rows<kIn>(chunk.rows_before, p.cols),
@@ -652,7 +786,9 @@ cudaError_t launch(const QuantizeParams& params, int64_t max_tiles, int sm_count
                         sizeof(CodeStage<kTm>) ==
                     kSmem,
                 "quantize_plan.h's layout");
-  const size_t smem = quantizes(kPass) ? static_cast<size_t>(kSmem) : 0;
+  const size_t smem = quantizes(kPass)                  ? static_cast<size_t>(kSmem)
+                      : params.column_maxima != nullptr ? kTk * sizeof(uint32_t)
+                                                        : 0;
   cudaError_t error =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(smem));
@@ -684,10 +820,11 @@ template <gg_dtype kIn, int kTm>
 cudaError_t launch_passes(const QuantizeParams& params, int sm_count, cudaStream_t stream) {
   const int64_t bound = max_tiles(params);
   if (params.amax_pass) {
-    cudaError_t error = cudaMemsetAsync(params.amax_bits, 0,
-                                        quantize_scratch_bytes(params.groups), stream);
+    cudaError_t error = cudaMemsetAsync(params.amax_bits, 0, params.scratch_bytes, stream);
     if (error != cudaSuccess) return error;
-    error = launch<kIn, Pass::kAmax, kTm>(params, bound, sm_count, stream);
+    error = params.row_maxima != nullptr || params.column_maxima != nullptr
+                ? launch<kIn, Pass::kAmaxLines, kTm>(params, bound, sm_count, stream)
+                : launch<kIn, Pass::kAmax, kTm>(params, bound, sm_count, stream);
     if (error != cudaSuccess) return error;
   }
   if (columnwise_codes_are_rowwise(params)) {

@@ -3,8 +3,8 @@
 // plain sm_80 CUDA C++ and memory-bound: Hopper's TMA and wgmma would buy it
 // nothing, so there is no second kernel to choose.
 //
-// A run is one launch, or two when an fp32 scale or the amax output needs
-// each group's amax first (quantize_kernel.cuh), of the tile height the plan
+// A run is one launch, or two when an fp32 scale, row scales or the amax
+// output need each group's amax or each row's first (quantize_kernel.cuh), of the tile height the plan
 // picks (plan/quantize_plan.h). The host reads nothing from
 // the device and allocates nothing: the run can be captured in a CUDA graph
 // and replayed after the sizes change.
@@ -46,9 +46,11 @@ quantize::OutputParams output_of(const gg_tensor& t, bool columnwise, bool stack
   out.matrix_stride = t.rank == 3 ? t.strides[0] : 0;
   out.block_scales = static_cast<uint8_t*>(t.block_scales);
   out.scale = t.scale;
-  if (out.block > 0) {
-    const int64_t rows = columnwise ? k : tokens;
-    const int64_t cols = columnwise ? tokens : k;
+  const int64_t rows = columnwise ? k : tokens;
+  const int64_t cols = columnwise ? tokens : k;
+  if (t.block_scaling == GG_BLOCK_ROWWISE) {
+    quantize::set_row_scale_geometry(&out, columnwise, stacked, groups, rows);
+  } else if (out.block > 0) {
     if (t.block_scaling == GG_BLOCK_128X128) {
       out.scale_row_length = ceil_div(cols, 128);
       out.scale_matrix_entries = ceil_div(rows, 128) * out.scale_row_length;
@@ -63,26 +65,31 @@ quantize::OutputParams output_of(const gg_tensor& t, bool columnwise, bool stack
   return out;
 }
 
-// Whether the kernel writes `output`: every format but fp8 rowwise, whose
-// row scales span a row's every tile; mxfp4 (the Mxfp4 codec) only once it
-// has passed its GPU tests (verified_kernels.h).
+// The kernel writes every output format; mxfp4 (the Mxfp4 codec) and fp8
+// under row scales (the row maxima) only once they have passed their GPU
+// tests (verified_kernels.h).
 bool kernel_writes(const gg_tensor& output, const char* name, std::string* why_not) {
   if (output.data == nullptr) return true;
-  const std::string what = std::string("grouped_quantize: ") + name + " (" +
-                           api::format_name(output) + "): ";
-  if (output.block_scaling == GG_BLOCK_ROWWISE) {
-    *why_not = what + "the GPU quantizer does not write this format; GG_PATH_REFERENCE "
-               "computes it on the CPU";
-    return false;
-  }
+  const char* unverified = nullptr;
   if (output.block_scaling == GG_BLOCK_MX32 && output.dtype == GG_DTYPE_E2M1) {
-    const std::string refusal = unverified_kernel_refusal("the GPU quantizer for mxfp4");
-    if (!refusal.empty()) {
-      *why_not = what + refusal;
-      return false;
-    }
+    unverified = "the GPU quantizer for mxfp4";
+  } else if (output.block_scaling == GG_BLOCK_ROWWISE) {
+    unverified = "the GPU quantizer for fp8 rowwise";
   }
-  return true;
+  const std::string refusal = unverified ? unverified_kernel_refusal(unverified) : "";
+  if (refusal.empty()) return true;
+  *why_not = std::string("grouped_quantize: ") + name + " (" + api::format_name(output) +
+             "): " + refusal;
+  return false;
+}
+
+// Words of row maxima the kernel gathers for `output` (0 unless it is under
+// row scales).
+int64_t row_maxima_words(const gg_quantize_desc& d, const gg_tensor& output, bool columnwise) {
+  if (output.data == nullptr || output.block_scaling != GG_BLOCK_ROWWISE) return 0;
+  return quantize::row_scale_entries(columnwise, d.group_sizes.sizes == nullptr, d.num_groups,
+                                     d.input.shape[d.input.rank - 2],
+                                     d.input.shape[d.input.rank - 1]);
 }
 
 }  // namespace
@@ -93,7 +100,9 @@ bool gpu_quantize_supports(const gg_quantize_desc& desc, std::string* why_not) {
 }
 
 size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc) {
-  return quantize::quantize_scratch_bytes(desc.num_groups);
+  return quantize::quantize_scratch_bytes(desc.num_groups,
+                                          row_maxima_words(desc, desc.rowwise, false),
+                                          row_maxima_words(desc, desc.columnwise, true));
 }
 
 gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStream_t stream) {
@@ -138,8 +147,17 @@ gg_status gpu_quantize_run(const gg_quantize_desc& d, void* workspace, cudaStrea
   char* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
   p.flags = workspace_flags(workspace);
   p.amax_bits = reinterpret_cast<uint32_t*>(scratch);
-  p.amax_pass = d.amax != nullptr || (d.rowwise.data != nullptr && d.rowwise.scale_extent != GG_SCALE_NONE) ||
-                (d.columnwise.data != nullptr && d.columnwise.scale_extent != GG_SCALE_NONE);
+  const int64_t row_words = row_maxima_words(d, d.rowwise, false);
+  const int64_t column_words = row_maxima_words(d, d.columnwise, true);
+  uint32_t* maxima = p.amax_bits + d.num_groups + 1;
+  p.row_maxima = row_words > 0 ? maxima : nullptr;
+  p.column_maxima = column_words > 0 ? maxima + row_words : nullptr;
+  p.scratch_bytes = gpu_quantize_scratch_bytes(d);
+  const auto needs_amax = [](const gg_tensor& t) {
+    return t.data != nullptr &&
+           (t.scale_extent != GG_SCALE_NONE || t.block_scaling == GG_BLOCK_ROWWISE);
+  };
+  p.amax_pass = d.amax != nullptr || needs_amax(d.rowwise) || needs_amax(d.columnwise);
   p.dependent_launch = p.amax_pass && device.compute_capability >= 90;
   const cudaError_t error = quantize::launch_grouped_quantize(p, device.sm_count, stream);
   if (error != cudaSuccess) {

@@ -9,7 +9,8 @@
 //
 //   codec            kBlock       stored scale         parameter
 //   (kScaleBytes: the bytes of a stored block scale)
-//   Fp8Whole<D>      kWholeTile   — (the fp32 scale)   fp32 scale of group/tensor
+//   Fp8Whole<D>      kWholeTile   — (the fp32 scale)   fp32 scale of group/tensor,
+//                                                      or of the row (row scales)
 //   Fp8Block<D,128>  128          fp32 per 1x128       that scale
 //   Fp8Block<D,sq>   kSquareTile  fp32 per 128x128     that scale (tile amax)
 //   Mxfp8<D>         32           e8m0 byte            2^(127 - e8m0), 0 for NaN
@@ -148,9 +149,9 @@ struct Nvfp4 {
   }
 };
 
-// Calls f(codec) with the codec of `out` (the formats gpu_quantize_supports accepts:
-// fp8 e4m3 / e5m2 with a tensor or group scale, 1x128 or 128x128; mxfp8
-// e4m3 / e5m2; mxfp4; nvfp4). `outer` is the output's fp32 group or tensor scale.
+// Calls f(codec) with the codec of `out` (fp8 e4m3 / e5m2 with a tensor or
+// group scale, 1x128, 128x128 or row scales; mxfp8 e4m3 / e5m2; mxfp4;
+// nvfp4). `outer` is the output's fp32 group or tensor scale.
 template <class F>
 __device__ void with_codec(const OutputParams& out, float outer, F&& f) {
   const bool e4m3 = out.dtype == GG_DTYPE_E4M3;
@@ -180,7 +181,8 @@ __device__ void with_codec(const OutputParams& out, float outer, F&& f) {
     case GG_BLOCK_NV16:
       f(Nvfp4{outer});
       return;
-    case GG_BLOCK_ROWWISE:  // refused by gpu_quantize_supports
+    case GG_BLOCK_ROWWISE:  // each row's own scale (the writers' kRowParams, kColumnParams)
+      if (e4m3) f(Fp8Whole<GG_DTYPE_E4M3>{{}, outer}); else f(Fp8Whole<GG_DTYPE_E5M2>{{}, outer});
       return;
   }
 }

@@ -236,9 +236,13 @@ __device__ void row_codes_by_thresholds(const uint4 (&chunks)[kRunChunks],
 struct TileContext {
   int64_t matrix;    // stacked matrix index (0 when ragged)
   float tile_param;  // kWholeTile / kSquareTile codecs: the element parameter
-  // kWholeTile codecs of a span tile whose rows cross groups: each row's
-  // parameter, in place of tile_param (write_rowwise's kRowParams).
+  // kWholeTile codecs of a span tile whose rows cross groups, or under row
+  // scales: each row's parameter, in place of tile_param (write_rowwise's
+  // kRowParams).
   const float* row_params = nullptr;
+  // The columnwise output under row scales: each K column's parameter
+  // (code_columnwise's kColumnParams).
+  const float* column_params = nullptr;
 };
 
 // The rowwise output of a tile: output rows = tokens, blocks along K. A
@@ -464,11 +468,20 @@ struct CodeStage {
   // Columnwise codes: one row per K column of the tile, tokens along it
   // (kTm bytes of fp8, kTm / 2 of e2m1).
   uint32_t codes[kTk * kTm / 4];
-  // Columnwise 1x128 blocks and row scales never meet in one call.
+  // The fp32 scales of a tile's output rows: a span's rows' group scales
+  // (fill_row_scales) or the rowwise output's row scales, and the
+  // columnwise output's row scales by K column (fill_row_params).
+  struct LineScales {
+    float rows[kTm];
+    float columns[kTk];
+  };
+  // A columnwise output of 1x128 blocks is coded before the rowwise one
+  // takes its line scales, with a barrier between (code_tile).
   union {
     uint32_t chunk_amax[kTm / kColumnTokens][kTk];  // per column and 32-token chunk (1x128)
-    float row_scales[kTm];  // a span's rows' fp32 scales (row scales; fill_row_scales)
+    LineScales line_scales;
   };
+  static_assert(sizeof(LineScales) <= sizeof(chunk_amax), "the plan's code stage");
   uint32_t warp_amax[kWarpsOf<kTm>];  // the tile amax (128x128), per warp
   // Columnwise byte scales (mxfp8, nvfp4): per K column, its blocks of 16 or 32 tokens.
   uint8_t column_scales[kTk][kMaxColumnBlocks<kTm>];
@@ -492,7 +505,9 @@ __device__ int code_index(int k, int j) {
 // The columnwise output of a tile, into the code stage: output rows = K,
 // columns = tokens, blocks along tokens from the group start. Both columns
 // of the run are coded together, so each pair is read once more.
-template <gg_dtype kIn, int kTm, class Codec>
+// kColumnParams (kWholeTile codecs, row scales): column k takes
+// ctx.column_params[k] in place of the tile's parameter.
+template <gg_dtype kIn, int kTm, class Codec, bool kColumnParams = false>
 __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out, const Tile& t,
                                 const ColumnRun<kIn, kTm>& run, CodeStage<kTm>* stage,
                                 const Codec& codec,
@@ -515,6 +530,7 @@ __device__ void code_columnwise(const QuantizeParams& p, const OutputParams& out
     for (int s = 0; s < kSpans; ++s) {
       uint32_t amax = kSpans == 2 ? run.amax_bits(h, s) : max(run.amax_bits(h, 0), run.amax_bits(h, 1));
       float param = ctx.tile_param;
+      if constexpr (kColumnParams) param = ctx.column_params[k];
       if constexpr (kBlock == 128) {
         // The chunks of the run's block (four, fewer in a shorter tile).
         // Every run leaves its chunk's amax, 0 past the tile's rows, so
@@ -849,6 +865,40 @@ __device__ __forceinline__ void sync_block_runs() {
                : "memory");
 }
 
+// Outputs under row scales (GG_BLOCK_ROWWISE): each of the tile's output
+// rows' fp32 scale, from its max (the amax launch's row maxima), into the
+// code stage for the writers, 1 past the tile's rows or columns; the tile
+// that holds a row's first elements (its first K-tile, or its group's
+// first m-tile) also stores it. Every thread calls them.
+template <int kTm>
+__device__ void fill_row_params(const QuantizeParams& p, const Tile& t, int64_t matrix,
+                                CodeStage<kTm>* stage) {
+  const OutputParams& out = p.rowwise;
+  for (int r = static_cast<int>(threadIdx.x); r < kTm; r += kThreadsOf<kTm>) {
+    float scale = 1.0f;
+    if (r < t.rows) {
+      const int64_t entry = row_scale_entry(out, false, p.stacked, matrix, t.g, t.token0 + r);
+      scale = fmt::fp8_scale_from_amax(fmt::bits_float(p.row_maxima[entry]), out.dtype);
+      if (t.k_tile == 0) reinterpret_cast<float*>(out.block_scales)[entry] = scale;
+    }
+    stage->line_scales.rows[r] = scale;
+  }
+}
+template <int kTm>
+__device__ void fill_column_params(const QuantizeParams& p, const Tile& t, int64_t matrix,
+                                   CodeStage<kTm>* stage) {
+  const OutputParams& out = p.columnwise;
+  for (int k = static_cast<int>(threadIdx.x); k < kTk; k += kThreadsOf<kTm>) {
+    float scale = 1.0f;
+    if (k < t.cols) {
+      const int64_t entry = row_scale_entry(out, true, p.stacked, matrix, t.g, t.k0 + k);
+      scale = fmt::fp8_scale_from_amax(fmt::bits_float(p.column_maxima[entry]), out.dtype);
+      if (t.row0 == 0) reinterpret_cast<float*>(out.block_scales)[entry] = scale;
+    }
+    stage->line_scales.columns[k] = scale;
+  }
+}
+
 // Codes one tile from its stage. Every thread calls it (it has barriers).
 // Inlined: as a call it would take the tile descriptor through the stack.
 template <gg_dtype kIn, int kTm>
@@ -857,6 +907,9 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   const int64_t matrix = p.stacked ? t.g : 0;
   const bool columnwise = p.columnwise.data != nullptr;
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
+  const bool column_params = p.column_maxima != nullptr;
+  const bool row_params = p.row_maxima != nullptr;
+  if (column_params) fill_column_params<kTm>(p, t, matrix, stage);
   ColumnRun<kIn, kTm> run;
   if (columnwise || need_tile_amax) run.load(tile, t);
   if (long_blocks) {
@@ -870,7 +923,7 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
                                        max(run.amax_bits(1, 0), run.amax_bits(1, 1))));
     if (threadIdx.x % 32 == 0) stage->warp_amax[threadIdx.x / 32] = warp;
   }
-  if (need_tile_amax) {
+  if (need_tile_amax || column_params) {
     __syncthreads();
   } else if (long_blocks) {
     sync_block_runs<kTm>();
@@ -883,17 +936,30 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   }
   if (columnwise) {
     with_codec(p.columnwise, outer_scale(p.columnwise, p, t.g), [&](const auto& codec) {
-      const TileContext ctx{matrix, tile_param_of(codec, p.columnwise, t, matrix, tile_amax, true)};
+      using Codec = std::decay_t<decltype(codec)>;
+      const TileContext ctx{matrix, tile_param_of(codec, p.columnwise, t, matrix, tile_amax, true),
+                            nullptr, stage->line_scales.columns};
+      if constexpr (Codec::kBlock == kWholeTile) {
+        if (column_params) {
+          code_columnwise<kIn, kTm, Codec, true>(p, p.columnwise, t, run, stage, codec, ctx);
+          return;
+        }
+      }
       code_columnwise<kIn, kTm>(p, p.columnwise, t, run, stage, codec, ctx);
     });
   }
   if (p.rowwise.data != nullptr) {
+    if (row_params) {
+      if (long_blocks) __syncthreads();  // the column blocks' maxima are read
+      fill_row_params<kTm>(p, t, matrix, stage);
+      __syncthreads();
+    }
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
       using Codec = std::decay_t<decltype(codec)>;
       const TileContext ctx{matrix, tile_param_of(codec, p.rowwise, t, matrix, tile_amax, false),
-                            stage->row_scales};
+                            stage->line_scales.rows};
       if constexpr (Codec::kBlock == kWholeTile) {
-        if (t.mixed_groups) {
+        if (t.mixed_groups || row_params) {
           write_rowwise<kIn, kTm, Codec, false, true>(p.rowwise, t, tile, codec, ctx);
           return;
         }
@@ -909,7 +975,8 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
 template <gg_dtype kIn, int kTm>
 __device__ __forceinline__ void code_tile_shared(const QuantizeParams& p, const Tile& t,
                                                  uint4* tile, CodeStage<kTm>* stage) {
-  const TileContext ctx{p.stacked ? t.g : 0, outer_scale(p.rowwise, p, t.g), stage->row_scales};
+  const TileContext ctx{p.stacked ? t.g : 0, outer_scale(p.rowwise, p, t.g),
+                        stage->line_scales.rows};
   const auto write = [&](auto codec) {
     using Codec = decltype(codec);
     if (t.mixed_groups) {
