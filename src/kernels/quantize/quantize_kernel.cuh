@@ -74,7 +74,7 @@
 // memory) into the workspace's row maxima by atomicMax (amax_tile_lines).
 // The quantize launch turns a row's max into its scale for the writers'
 // per-row and per-column parameters, and the tile that holds the row's
-// first elements stores it (tile_writers.cuh, fill_row_params); empty
+// first elements stores it (tile_writers.cuh, fill_line_params); empty
 // groups' columnwise rows, which no tile holds, take scale 1 from the CTA
 // of their number.
 // The maxima's words are zeroed by a memset before the amax launch: a

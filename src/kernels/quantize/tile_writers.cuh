@@ -470,7 +470,7 @@ struct CodeStage {
   uint32_t codes[kTk * kTm / 4];
   // The fp32 scales of a tile's output rows: a span's rows' group scales
   // (fill_row_scales) or the rowwise output's row scales, and the
-  // columnwise output's row scales by K column (fill_row_params).
+  // columnwise output's row scales by K column (fill_line_params).
   struct LineScales {
     float rows[kTm];
     float columns[kTk];
@@ -865,37 +865,25 @@ __device__ __forceinline__ void sync_block_runs() {
                : "memory");
 }
 
-// Outputs under row scales (GG_BLOCK_ROWWISE): each of the tile's output
-// rows' fp32 scale, from its max (the amax launch's row maxima), into the
-// code stage for the writers, 1 past the tile's rows or columns; the tile
-// that holds a row's first elements (its first K-tile, or its group's
-// first m-tile) also stores it. Every thread calls them.
+// An output under row scales (GG_BLOCK_ROWWISE): the fp32 scales of
+// `count` consecutive output rows from row `first` (the tile's tokens, or
+// its K columns for the columnwise output), each from its max (`maxima`,
+// the amax launch's row maxima), into `params` for the writers, 1 past
+// `valid`; `stores`: the tile holds the rows' first elements (its first
+// K-tile, or its group's first m-tile) and stores them. Every thread calls
+// it.
 template <int kTm>
-__device__ void fill_row_params(const QuantizeParams& p, const Tile& t, int64_t matrix,
-                                CodeStage<kTm>* stage) {
-  const OutputParams& out = p.rowwise;
-  for (int r = static_cast<int>(threadIdx.x); r < kTm; r += kThreadsOf<kTm>) {
+__device__ void fill_line_params(const QuantizeParams& p, const OutputParams& out, bool columnwise,
+                                 const uint32_t* maxima, const Tile& t, int64_t matrix, int count,
+                                 int valid, int64_t first, bool stores, float* params) {
+  for (int i = static_cast<int>(threadIdx.x); i < count; i += kThreadsOf<kTm>) {
     float scale = 1.0f;
-    if (r < t.rows) {
-      const int64_t entry = row_scale_entry(out, false, p.stacked, matrix, t.g, t.token0 + r);
-      scale = fmt::fp8_scale_from_amax(fmt::bits_float(p.row_maxima[entry]), out.dtype);
-      if (t.k_tile == 0) reinterpret_cast<float*>(out.block_scales)[entry] = scale;
+    if (i < valid) {
+      const int64_t entry = row_scale_entry(out, columnwise, p.stacked, matrix, t.g, first + i);
+      scale = fmt::fp8_scale_from_amax(fmt::bits_float(maxima[entry]), out.dtype);
+      if (stores) reinterpret_cast<float*>(out.block_scales)[entry] = scale;
     }
-    stage->line_scales.rows[r] = scale;
-  }
-}
-template <int kTm>
-__device__ void fill_column_params(const QuantizeParams& p, const Tile& t, int64_t matrix,
-                                   CodeStage<kTm>* stage) {
-  const OutputParams& out = p.columnwise;
-  for (int k = static_cast<int>(threadIdx.x); k < kTk; k += kThreadsOf<kTm>) {
-    float scale = 1.0f;
-    if (k < t.cols) {
-      const int64_t entry = row_scale_entry(out, true, p.stacked, matrix, t.g, t.k0 + k);
-      scale = fmt::fp8_scale_from_amax(fmt::bits_float(p.column_maxima[entry]), out.dtype);
-      if (t.row0 == 0) reinterpret_cast<float*>(out.block_scales)[entry] = scale;
-    }
-    stage->line_scales.columns[k] = scale;
+    params[i] = scale;
   }
 }
 
@@ -909,7 +897,10 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   const bool long_blocks = columnwise && p.columnwise.scaling == GG_BLOCK_1X128;
   const bool column_params = p.column_maxima != nullptr;
   const bool row_params = p.row_maxima != nullptr;
-  if (column_params) fill_column_params<kTm>(p, t, matrix, stage);
+  if (column_params) {
+    fill_line_params<kTm>(p, p.columnwise, true, p.column_maxima, t, matrix, kTk, t.cols, t.k0,
+                          t.row0 == 0, stage->line_scales.columns);
+  }
   ColumnRun<kIn, kTm> run;
   if (columnwise || need_tile_amax) run.load(tile, t);
   if (long_blocks) {
@@ -951,7 +942,8 @@ __device__ __forceinline__ void code_tile(const QuantizeParams& p, const Tile& t
   if (p.rowwise.data != nullptr) {
     if (row_params) {
       if (long_blocks) __syncthreads();  // the column blocks' maxima are read
-      fill_row_params<kTm>(p, t, matrix, stage);
+      fill_line_params<kTm>(p, p.rowwise, false, p.row_maxima, t, matrix, kTm, t.rows, t.token0,
+                            t.k_tile == 0, stage->line_scales.rows);
       __syncthreads();
     }
     with_codec(p.rowwise, outer_scale(p.rowwise, p, t.g), [&](const auto& codec) {
