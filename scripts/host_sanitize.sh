@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the CPU test suites and the CLI with AddressSanitizer and
-# UndefinedBehaviorSanitizer on the host code (the CUDA kernels are built as
-# usual) into BUILD_DIR (default build/host-sanitize), and runs the CPU tests
-# (ctest label "cpu") there: any out-of-bounds access, leak or undefined
-# behaviour fails the test that caused it. scripts/sanitize.sh is the
-# device-side counterpart (compute-sanitizer on a GPU).
+# UndefinedBehaviorSanitizer on the host code into BUILD_DIR (default
+# build/host-sanitize), and runs the CPU tests (ctest label "cpu") there: any
+# out-of-bounds access, leak or undefined behaviour fails the test that caused
+# it. The CUDA kernels are built with the Release flags of scripts/build.sh:
+# the same nvcc commands, so that ccache hands back those objects instead of
+# compiling them a second time. scripts/sanitize.sh is the device-side
+# counterpart (compute-sanitizer on a GPU).
 #   scripts/host_sanitize.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,8 @@ source scripts/setup.sh
 build=${1:-build/host-sanitize}
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 configure_log=$(cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="-O3 -DNDEBUG" \
+  -DCMAKE_EXE_LINKER_FLAGS="$flags" \
   -DCMAKE_SHARED_LINKER_FLAGS="$flags" "${compiler_launchers[@]}") || { echo "$configure_log"; exit 1; }
 # Every target a "cpu" test runs.
 cmake --build "$build" -j"$(nproc)" --target api_test test_reference test_plan formats_test \
