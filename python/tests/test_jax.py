@@ -67,10 +67,8 @@ def device(platform):
 @pytest.fixture(autouse=True)
 def default_device_of_the_test(request):
     """Each test runs with jax.default_device naming its platform's device:
-    the CPU unless it is parametrized with platform "gpu". While tracing, the
-    front end refuses a product no GPU path runs where that device (or
-    without one, the default backend) is a GPU, as it is for every test on a
-    GPU machine otherwise. Imported by the other JAX test modules."""
+    the CPU unless it is parametrized with platform "gpu", so that the
+    arrays it makes land there. Imported by the other JAX test modules."""
     callspec = getattr(request.node, "callspec", None)
     platform = callspec.params.get("platform", "cpu") if callspec else "cpu"
     with jax.default_device(device(platform)):

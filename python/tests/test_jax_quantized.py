@@ -25,7 +25,7 @@ import fake_quant  # noqa: E402
 from groupgemm import NotSupported, core  # noqa: E402
 
 ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
-from test_jax import default_device_of_the_test, handlers  # noqa: E402,F401  (fixtures)
+from test_jax import GPU, default_device_of_the_test, handlers, needs_gpu  # noqa: E402,F401
 
 # Entries past the last group are undefined (XLA leaves those bytes as they
 # were): fake_quant reads them, and makes them NaN.
@@ -436,12 +436,44 @@ def test_ragged_dot_k_errors_at_trace_time():
                        _quantized_spec("mxfp8_e4m3", (M - 1, Q), columnwise=True), SIZES_SPEC)
 
 
-def test_a_gpu_refuses_quantized_products_while_tracing(monkeypatch):
-    """No GPU path runs the fp8 1x128 x 1x128 weight gradient yet:
-    NotSupported, naming both paths, no fallback."""
-    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    with jax.default_device(None), pytest.raises(
-            NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "):
-        jax.eval_shape(lambda a, b, s: ggj.ragged_dot_k(a, b, s),
-                       _quantized_spec("fp8_e4m3_1x128", (M, P), columnwise=True),
-                       _quantized_spec("fp8_e4m3_1x128", (M, Q), columnwise=True), SIZES_SPEC)
+def lowered(platform, fn, *specs):
+    """fn jitted and lowered for `platform` ("cpu" or "cuda"): where a
+    computation runs is decided then, from where its inputs are placed. No
+    GPU is needed to lower for one."""
+    return jax.jit(fn).trace(*specs).lower(lowering_platforms=(platform,))
+
+
+def test_a_gpu_refuses_quantized_products_when_lowered_for_it():
+    """No GPU path runs the fp8 1x128 x 1x128 weight gradient yet: lowered
+    for a GPU, NotSupported, naming both paths, no fallback; lowered for
+    the CPU, the reference runs it."""
+    specs = (_quantized_spec("fp8_e4m3_1x128", (M, P), columnwise=True),
+             _quantized_spec("fp8_e4m3_1x128", (M, Q), columnwise=True), SIZES_SPEC)
+    wgrad = lambda a, b, s: ggj.ragged_dot_k(a, b, s)  # noqa: E731
+    jax.eval_shape(wgrad, *specs)  # tracing decides nothing
+    lowered("cpu", wgrad, *specs)
+    with pytest.raises(NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "):
+        lowered("cuda", wgrad, *specs)
+
+
+@needs_gpu
+def test_where_the_inputs_are_placed_decides_not_the_default_device():
+    """The default device a GPU, inputs on the CPU: the product that no GPU
+    path runs is not refused, and runs on the CPU."""
+    cpu = jax.devices("cpu")[0]
+    sizes = jax.device_put(jnp.asarray(SIZE_SETS["full"], jnp.int32), cpu)
+    rng = np.random.default_rng(5)
+    a, b = (jax.device_put(jnp.asarray(rng.standard_normal((M, n)), jnp.bfloat16), cpu)
+            for n in (P, Q))
+    with jax.default_device(GPU):
+        qa, qb = (ggj.grouped_quantize(x, sizes, columnwise="fp8_e4m3_1x128").columnwise
+                  for x in (a, b))
+        out = jax.jit(lambda u, v, s: ggj.ragged_dot_k(u, v, s))(qa, qb, sizes)
+    assert out.devices() == {cpu} and out.shape == (G, P, Q)
+
+
+def test_a_gpu_accepts_what_its_paths_run():
+    specs = (_quantized_spec("fp8_e4m3_tensor", (M, K)),
+             _quantized_spec("fp8_e4m3_tensor", (G, N, K), sizes=False), SIZES_SPEC)
+    for platform in ("cpu", "cuda"):
+        lowered(platform, lambda a, b, s: ggj.ragged_dot(a, b, s, rhs_layout="nk"), *specs)

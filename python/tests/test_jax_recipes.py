@@ -329,8 +329,10 @@ def test_errors():
         ragged_dot.apply({}, x, w, s, group_offset=jnp.zeros((1,), jnp.int32))
 
 
-def test_a_gpu_refuses_recipes_while_tracing(monkeypatch):
-    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+def test_a_gpu_refuses_recipes_when_lowered_for_it():
+    """Where a step runs is decided when it is lowered, from where its
+    inputs are placed: the CPU's reference runs it; lowered for a GPU, the
+    step is refused by name. No GPU is needed to lower for one."""
     layer = ggj.GroupedDense(features=N, num_groups=G, recipe="fp8_blockwise",
                              param_dtype=jnp.float32)
     x, s = jnp.ones((M, K), jnp.float32), jnp.asarray(SIZE_SETS["full"], jnp.int32)
@@ -339,6 +341,7 @@ def test_a_gpu_refuses_recipes_while_tracing(monkeypatch):
         params = layer.init(jax.random.PRNGKey(0), a, s)
         return jax.grad(lambda p: layer.apply(p, a, s).sum())(params)
 
-    jax.eval_shape(gradients, x)  # jax.default_device names the CPU: the reference runs it
-    with jax.default_device(None), pytest.raises(NotSupported, match=r"no GPU path runs this"):
-        jax.eval_shape(gradients, x)
+    traced = jax.jit(gradients).trace(x)
+    traced.lower(lowering_platforms=("cpu",))
+    with pytest.raises(NotSupported, match=r"no GPU path runs this"):
+        traced.lower(lowering_platforms=("cuda",))

@@ -84,9 +84,9 @@ def ragged_dot(
     with 1x128 or 128x128 rhs, MX, nvfp4; e4m3 and e5m2 mix, and so do the
     MX element types), or lhs is bfloat16/float16 and rhs is quantized
     (weight-only: fp8 with tensor/group scales or rowwise, mxfp8, mxfp4,
-    nvfp4). The CPU runs every format (the library's reference); a GPU
-    raises groupgemm.NotSupported while tracing, as no GPU path runs them
-    yet.
+    nvfp4). The CPU runs every format (the library's reference); a product
+    that no GPU path runs raises groupgemm.NotSupported, naming why, when
+    it is lowered for a GPU (where its inputs are placed decides).
 
     Differentiable in lhs, rhs and bias, with our own kernels for every
     gradient; a product with a quantized operand in its bias only (asking

@@ -49,8 +49,10 @@ import functools
 from typing import NamedTuple, Optional, Tuple
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
+from jax.interpreters import mlir
 
 from .. import core
 from .._capi import DType, IndexType, Path
@@ -254,21 +256,41 @@ def _plan(key) -> _Plan:
     return _Plan(desc, nbytes, gpu_error)
 
 
-def _default_platform_is_gpu() -> bool:
-    """Whether a computation whose inputs are not placed runs on a GPU: on
-    the device jax.default_device names, else on the default backend."""
-    device = jax.config.jax_default_device
-    if device is not None:
-        platform = device if isinstance(device, str) else device.platform
-        return platform in ("gpu", "cuda")
-    return jax.default_backend() == "gpu"
+# Where a custom call runs is known only when it is lowered, from where its
+# inputs are placed (not from the default device while tracing): the
+# refusal of a problem that no GPU path takes is a primitive in the GPU
+# branch of jax.lax.platform_dependent whose lowering raises the plan's
+# error. On the value it passes through it is the identity, so its type is
+# that of the custom call's result, mesh axes included.
+_refused_on_gpu_p = jax.extend.core.Primitive("groupgemm_refused_on_gpu")
+_refused_on_gpu_p.def_abstract_eval(lambda value, *, error_type, message: value)
 
 
-def _plan_for(key) -> _Plan:
-    plan = _plan(key)
-    if plan.gpu_error is not None and _default_platform_is_gpu():
-        raise plan.gpu_error
-    return plan
+def _raise_refusal(ctx, value, *, error_type, message):
+    raise error_type(message)
+
+
+mlir.register_lowering(_refused_on_gpu_p, _raise_refusal)
+
+
+def _custom_call(target, results, plan: _Plan):
+    """jax.ffi.ffi_call(target, results); where no GPU path takes the
+    problem, lowering it for a GPU raises plan.gpu_error."""
+    call = jax.ffi.ffi_call(target, results)
+    if plan.gpu_error is None:
+        return call
+    error_type, message = type(plan.gpu_error), str(plan.gpu_error)
+
+    def refused(*operands, **attributes):
+        return [_refused_on_gpu_p.bind(result, error_type=error_type, message=message)
+                for result in call(*operands, **attributes)]
+
+    def placed(*operands, **attributes):
+        return jax.lax.platform_dependent(
+            *operands, default=lambda *o: list(call(*o, **attributes)),
+            cuda=lambda *o: refused(*o, **attributes))
+
+    return placed
 
 
 def _struct(shape, dtype, manual=None):
@@ -397,11 +419,11 @@ def ragged_m_call(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alpha
     for; the arguments are checked."""
     _ffi.library()
     key, out = _ragged_m_key(lhs, rhs, group_sizes, bias, rhs_layout, out_dtype, alphas)
-    plan = _plan_for(key)
+    plan = _plan(key)
     manual = _manual_axes(_data(lhs), _data(rhs), group_sizes, bias)
     out = _struct(out.shape, out.dtype, manual)
     workspace = _struct((plan.workspace_bytes,), np.uint8, manual)
-    call = jax.ffi.ffi_call("groupgemm_ragged_m", (out, workspace))
+    call = _custom_call("groupgemm_ragged_m", (out, workspace), plan)
     result, ws = call(
         *_buffers(lhs), *_buffers(rhs), group_sizes,
         _empty() if bias is None else bias,
@@ -416,11 +438,11 @@ def ragged_k_call(a, b, group_sizes, out_dtype, alphas, alpha: float, flags: boo
     for; the arguments are checked."""
     _ffi.library()
     key, out = _ragged_k_key(a, b, group_sizes, out_dtype, alphas)
-    plan = _plan_for(key)
+    plan = _plan(key)
     manual = _manual_axes(_data(a), _data(b), group_sizes)
     out = _struct(out.shape, out.dtype, manual)
     workspace = _struct((plan.workspace_bytes,), np.uint8, manual)
-    call = jax.ffi.ffi_call("groupgemm_ragged_k", (out, workspace))
+    call = _custom_call("groupgemm_ragged_k", (out, workspace), plan)
     result, ws = call(
         *_buffers(a), *_buffers(b), group_sizes,
         _empty() if alphas is None else alphas,
@@ -463,7 +485,7 @@ def check_ragged_m(lhs, rhs, group_sizes, bias, rhs_layout: str, out_dtype, alph
             raise ValueError("bias: expected [G, N] = [%s, %s], got shape %s"
                              % (groups, out.shape[1], list(bias.shape)))
         out_dtype_of(bias.dtype, bias.dtype, "bias")
-    _plan_for(key)
+    _plan(key)
 
 
 def check_ragged_k(a, b, group_sizes, out_dtype, alphas) -> None:
@@ -478,7 +500,7 @@ def check_ragged_k(a, b, group_sizes, out_dtype, alphas) -> None:
             raise ValueError("b: has %s rows, but a has %s (both hold the same groups of rows)"
                              % (b.shape[0], a.shape[0]))
     check_group_sizes(group_sizes)
-    _plan_for(_ragged_k_key(a, b, group_sizes, out_dtype, alphas)[0])
+    _plan(_ragged_k_key(a, b, group_sizes, out_dtype, alphas)[0])
 
 
 # ---- grouped quantize -------------------------------------------------------------
@@ -528,8 +550,9 @@ def quantize_call(x, group_sizes, rowwise, columnwise, amax: bool, flags: bool =
     results.append(_struct((groups,), np.float32, manual) if amax else empty)
     key = ("quantize", _Spec(x), None if group_sizes is None else _Spec(group_sizes),
            rowwise, columnwise, amax)
-    results.append(_struct((_plan_for(key).workspace_bytes,), np.uint8, manual))
-    call = jax.ffi.ffi_call("groupgemm_quantize", tuple(results))
+    plan = _plan(key)
+    results.append(_struct((plan.workspace_bytes,), np.uint8, manual))
+    call = _custom_call("groupgemm_quantize", tuple(results), plan)
     # Stacked input has no sizes: an empty placeholder the handlers ignore.
     sizes = jnp.zeros((0,), jnp.int32) if group_sizes is None else group_sizes
     *arrays, workspace = call(x, sizes, **options)
