@@ -92,8 +92,10 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
       reason = "G=" + std::to_string(shape.groups) + " too many for the 256-wide tile";
     }
   }
-  const bool sparse_k =
-      shape.op == GG_OP_RAGGED_K && shape.k < kSm90SparseKTokens * shape.groups;
+  // Decoded tokens run whole k-steps on single CTAs: their decode zeroes a
+  // step's tokens past the group, and the raw codes leave no room for pairs.
+  const bool sparse_k = shape.op == GG_OP_RAGGED_K && decode == Sm90Decode::kNone &&
+                        shape.k < kSm90SparseKTokens * shape.groups;
   if (sparse_k) {
     reason += ", sparse k: groups average " + std::to_string(shape.k / shape.groups) + " tokens";
   }
@@ -104,8 +106,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
               std::to_string(shape.k / shape.groups) + " tokens";
   }
   if (decode != Sm90Decode::kNone) {
-    reason += decode == Sm90Decode::kBoth ? ", both operands decoded into bf16"
-                                          : ", rhs decoded into bf16";
+    reason += decode == Sm90Decode::kRhs ? ", rhs decoded into bf16"
+                                         : ", both operands decoded into bf16";
   }
   return Sm90Plan{shape, tile, sm90_tile_config(tile, decode), sparse_k, multicast, reason};
 }

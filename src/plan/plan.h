@@ -43,9 +43,11 @@ constexpr TileConfig tile_config(PortableTile tile) {
 
 // Which operands of a Hopper instance are quantized codes that the kernel
 // decodes into bf16 tiles (mxfp8, mxfp4, nvfp4, quantized weights with bf16
-// activations): none, the rhs (weights), or both. A stage then also holds
-// each decoded operand's raw codes, 64 bytes a row (sm90/decoded_steps.h).
-enum class Sm90Decode { kNone, kRhs, kBoth };
+// activations): none, the rhs (weights), or both; kTokens: both, of a
+// ragged-K product (the weight gradient), whose k-steps run along a group's
+// tokens. A stage then also holds each decoded operand's raw codes, 64
+// bytes a row, 80 along tokens (sm90/decoded_steps.h).
+enum class Sm90Decode { kNone, kRhs, kBoth, kTokens };
 
 // Static facts of one grouped GEMM, in output terms: the result of group g
 // is an (m x n) block reached by contracting over k.
@@ -123,14 +125,17 @@ struct Sm90TileConfig {
 // stages, four for 128 x 128 tiles of quantized weights alone: with the
 // group table of 900 or more groups, what fits. The decode is slower than
 // TMA, so a stage is released late, and a deeper ring keeps its loads
-// further ahead of the consumers.
+// further ahead of the consumers. Along tokens (kTokens, 128 x 128 only) a
+// row's codes take 16 bytes more: a group's first token lies up to 15
+// bytes into its first box.
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
   if (decode != Sm90Decode::kNone) {
     const int block_m = tile == Sm90Tile::k64x256 ? 64 : 128;
     const int block_n = tile == Sm90Tile::k128x128 ? 128 : 256;
-    const bool both = decode == Sm90Decode::kBoth;
-    const int stages = !both && tile == Sm90Tile::k128x128 ? 4 : 3;
-    return Sm90TileConfig{block_m, block_n, 64, stages, both ? 64 : 0, 64};
+    const bool rhs_only = decode == Sm90Decode::kRhs;
+    const int stages = rhs_only && tile == Sm90Tile::k128x128 ? 4 : 3;
+    const int raw = decode == Sm90Decode::kTokens ? 80 : 64;
+    return Sm90TileConfig{block_m, block_n, 64, stages, rhs_only ? 0 : raw, raw};
   }
   return tile == Sm90Tile::k128x256  ? Sm90TileConfig{128, 256, 64, 3}
          : tile == Sm90Tile::k64x256 ? Sm90TileConfig{64, 256, 64, 4}

@@ -189,22 +189,25 @@ INSTANTIATE_TEST_SUITE_P(PortableAndAuto, Quantized,
 class QuantizedRefusal : public PathTest<gg_path> {};
 
 // What a path does not run is refused with GG_STATUS_NOT_SUPPORTED and a
-// message naming the formats, never run: the sm90 path takes no MX blocks
-// in the weight gradient, the portable path no fp8 1x128 / 128x128 blocks,
-// and no path the weight gradient's 1x128 x 1x128 (GG_PATH_REFERENCE
-// computes it).
+// message naming the formats, never run: the sm90 path takes MX blocks in
+// the weight gradient only from columnwise copies (GG_LAYOUT_T), the
+// portable path no fp8 1x128 / 128x128 blocks, and no path the weight
+// gradient's 1x128 x 1x128 (GG_PATH_REFERENCE computes it).
 TEST_P(QuantizedRefusal, NamesTheFormats) {
   const Format blocks_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
   const Format blocks_128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
   struct Refused {
     gg_op op;
     FormatPair formats;
+    gg_layout layout;  // of both ragged-K operands
   };
-  const Refused refused = path() == GG_PATH_SM90 ? Refused{GG_OP_RAGGED_K, {kMxE4m3, kMxE4m3}}
-                          : path() == GG_PATH_PORTABLE
-                              ? Refused{GG_OP_RAGGED_M, {blocks_1x128, blocks_128x128}}
-                              : Refused{GG_OP_RAGGED_K, {blocks_1x128, blocks_1x128}};
-  GemmSpec s = quantized_spec(refused.op, refused.formats, GG_LAYOUT_T, GG_LAYOUT_T, {10, 20});
+  const Refused refused =
+      path() == GG_PATH_SM90 ? Refused{GG_OP_RAGGED_K, {kMxE4m3, kMxE4m3}, GG_LAYOUT_N}
+      : path() == GG_PATH_PORTABLE
+          ? Refused{GG_OP_RAGGED_M, {blocks_1x128, blocks_128x128}, GG_LAYOUT_T}
+          : Refused{GG_OP_RAGGED_K, {blocks_1x128, blocks_1x128}, GG_LAYOUT_T};
+  GemmSpec s = quantized_spec(refused.op, refused.formats, refused.layout, refused.layout,
+                              {10, 20});
   if (refused.op == GG_OP_RAGGED_M) {
     s.lhs_layout = GG_LAYOUT_N;
     s.k = 256;

@@ -8,9 +8,14 @@
 // (K a whole number of 16-byte chunks of codes: 32 elements for e2m1, a
 // partial last k-step of 64), N past the last tile; per-group alpha, bias,
 // beta, bf16 output, zeroed rows; bad sizes; a graph replayed after the
-// sizes changed. Random codes and scales, poisoned rows outside the groups,
-// guard bands (GemmCase). GG_PATH_AUTO takes the sm90 path for these; what
-// it refuses is refused by name. The suite sets
+// sizes changed. The weight gradient (ragged-K) of MX and NV blocks along
+// the tokens of columnwise copies [P, M] and [Q, M]: groups starting at
+// every offset into a chunk of codes, ending inside a chunk, a k-step or on
+// its edge, spanning several k-steps, P and Q tails, 1 and 256 groups, fp32
+// accumulation (beta 1) and bf16 outputs, bad sizes, graph replays. Random
+// codes and scales, poisoned rows outside the groups, guard bands
+// (GemmCase). GG_PATH_AUTO takes the sm90 path for these; what it refuses
+// is refused by name. The suite sets
 // GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the kernels
 // (kernels/verified_kernels.h).
 #include <gtest/gtest.h>
@@ -69,6 +74,28 @@ const std::vector<Shape> kShapes = {
     {"64x256", 64, 128, 272, {{"decode", {1, 0, 17, 33}}, {"one_hot", {0, 0, 64, 0}}}},
 };
 
+// The weight gradient's pairs: one block size on both operands.
+const std::vector<FormatPair> kTokenPairs = {{kMxE4m3, kMxE4m3},
+                                             {kMxE5m2, kMxE4m3},
+                                             {kMxfp4, kMxfp4},
+                                             {kMxE4m3, kMxfp4},
+                                             {kNvfp4Tensor, kNvfp4Group}};
+
+// Ragged-K: m tokens (a multiple of 32, so e2m1 rows are 16-byte aligned),
+// k = P and n = Q, neither a multiple of the 128 x 128 tile. Group starts
+// 0, 3, 129, 131, 257, ...: every shift of a box into its first chunk is
+// reached over the cases; sizes 1, 17, 33 end inside a chunk, 127-129
+// about two k-steps, 300-382 span several.
+const std::vector<Shape> kTokenShapes = {
+    {"tokens", 640, 200, 96,
+     {{"edges", {0, 129, 300, 211}},
+      {"unaligned", {3, 128, 127, 382}},
+      {"short", {1, 0, 17, 33, 5, 64}},  // sum 120 < M
+      {"one_hot", {0, 640, 0}},
+      {"all_empty", {0, 0, 0}}}},
+    {"wide", 2048, 136, 320, {{"two", {1000, 1048}}, {"one_group", {2047}}}},
+};
+
 GemmSpec decoded_spec(const FormatPair& formats, const Shape& shape, std::vector<int64_t> sizes) {
   GemmSpec s;
   s.op = GG_OP_RAGGED_M;
@@ -82,6 +109,16 @@ GemmSpec decoded_spec(const FormatPair& formats, const Shape& shape, std::vector
   s.sizes = std::move(sizes);
   s.name = (formats.lhs ? format_label(*formats.lhs) : std::string("bf16")) + " x " +
            format_label(formats.rhs) + " " + shape.name;
+  return s;
+}
+
+// The weight gradient dw[g] = a[g tokens]^T b[g tokens] of columnwise copies.
+GemmSpec token_spec(const FormatPair& formats, const Shape& shape, std::vector<int64_t> sizes) {
+  GemmSpec s = decoded_spec(formats, shape, std::move(sizes));
+  s.op = GG_OP_RAGGED_K;
+  s.lhs_layout = GG_LAYOUT_T;
+  s.rhs_layout = GG_LAYOUT_T;
+  s.name += " wgrad";
   return s;
 }
 
@@ -153,26 +190,75 @@ TEST_P(Sm90Decoded, GraphReplaysWithChangedSizes) {
   }
 }
 
+TEST_P(Sm90Decoded, WeightGradientEveryPairAndEdgeSize) {
+  for (const FormatPair& formats : kTokenPairs) {
+    for (const Shape& shape : kTokenShapes) {
+      for (const auto& [name, sizes] : shape.sizes) {
+        SCOPED_TRACE(name);
+        GemmSpec s = token_spec(formats, shape, sizes);
+        s.beta.value = 1.0f;  // accumulating into an fp32 main grad
+        run_and_check(s, path(), stream());
+      }
+    }
+  }
+}
+
+TEST_P(Sm90Decoded, WeightGradientBf16OutputAlphaAnd256Groups) {
+  for (const FormatPair& formats : {kTokenPairs[0], kTokenPairs[3], kTokenPairs[4]}) {
+    GemmSpec s = token_spec(formats, kTokenShapes[0], {5, 0, 140, 17});
+    s.out = GG_DTYPE_BF16;
+    s.alpha.per_group = {0.5f, 1.0f, -2.0f, 0.25f};
+    run_and_check(s, path(), stream());
+    std::vector<int64_t> sizes(256, 0);
+    for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 7 % 5);
+    GemmSpec many = token_spec(formats, kTokenShapes[0], sizes);
+    many.m = (sum_of(sizes) + 9 + 31) / 32 * 32;
+    run_and_check(many, path(), stream());
+  }
+}
+
+// One case of each pair: what scripts/sanitize.sh runs (its filter takes
+// the "Small" cases).
+TEST_P(Sm90Decoded, SmallWeightGradientEveryPair) {
+  for (const FormatPair& formats : kTokenPairs) {
+    run_and_check(token_spec(formats, kTokenShapes[0], {1, 0, 31, 200, 3}), path(), stream());
+  }
+}
+
+TEST_P(Sm90Decoded, WeightGradientBadSizesAreClampedAndFlagged) {
+  GemmSpec s = token_spec(kTokenPairs[2], kTokenShapes[0], {-3, 300, 500, 7});
+  s.expected_flags = GG_DEVICE_NEGATIVE_SIZE | GG_DEVICE_SIZES_EXCEED_ROWS;
+  run_and_check(s, path(), stream());
+}
+
+TEST_P(Sm90Decoded, WeightGradientGraphReplaysWithChangedSizes) {
+  const std::vector<std::vector<int64_t>> reroutes = {
+      {0, 640, 0, 0}, {0, 0, 0, 0}, {17, 0, 1, 300}, {160, 160, 160, 160}};
+  for (const FormatPair& formats : {kTokenPairs[0], kTokenPairs[4]}) {
+    expect_replays_correct(path(), stream(), token_spec(formats, kTokenShapes[0], {1, 0, 31, 33}),
+                           reroutes);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sm90AndAuto, Sm90Decoded, ::testing::Values(GG_PATH_SM90, GG_PATH_AUTO),
                          ParamName());
 
 class Sm90DecodedRefusal : public UnverifiedKernelsPathTest {};
 
 // What the decoding kernels cannot read is refused with
-// GG_STATUS_NOT_SUPPORTED, naming why, never run: the weight gradient, MN-
-// major weights, K not a whole number of chunks of codes; GG_PATH_AUTO runs
-// each on the portable path.
+// GG_STATUS_NOT_SUPPORTED, naming why, never run: the weight gradient of
+// tokens-as-rows operands, MN-major weights, K not a whole number of chunks
+// of codes; GG_PATH_AUTO runs each on the portable path.
 TEST_P(Sm90DecodedRefusal, NamesWhy) {
   struct Refused {
     GemmSpec spec;
     const char* named;
   };
   std::vector<Refused> cases;
-  GemmSpec wgrad = decoded_spec(kPairs[0], kShapes[0], {9, 30});
-  wgrad.op = GG_OP_RAGGED_K;
+  GemmSpec wgrad = token_spec(kPairs[0], kShapes[0], {9, 30});
   wgrad.m = 64, wgrad.k = 64, wgrad.n = 32;
-  wgrad.lhs_layout = GG_LAYOUT_T;
-  cases.push_back({wgrad, "the portable path runs the weight gradient"});
+  wgrad.lhs_layout = GG_LAYOUT_N;
+  cases.push_back({wgrad, "lhs and rhs must be GG_LAYOUT_T"});
   GemmSpec mn_major = decoded_spec(kPairs[5], kShapes[0], {9});
   mn_major.rhs_layout = GG_LAYOUT_N;
   cases.push_back({mn_major, "rhs must be GG_LAYOUT_T"});

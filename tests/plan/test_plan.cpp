@@ -193,6 +193,30 @@ TEST(Sm90Plan, DecodedOperandsTakeTiles128ColumnsAConsumer) {
   }
 }
 
+// Operands decoded along a ragged-K group's tokens (the MX and NV weight
+// gradient): 128 x 128 tiles of whole k-steps, whatever the tokens a group
+// averages (no sparse-K steps, no cluster pairs), rows of 80 raw bytes for
+// both operands, three stages that fit beside up to 2048 groups' table.
+TEST(Sm90Plan, OperandsDecodedAlongTokensTake128x128Tiles) {
+  for (const int64_t tokens : {int64_t{64}, int64_t{4096}, int64_t{1} << 20}) {
+    for (const int groups : {1, 8, 256, 2048}) {
+      gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_K, 2048);
+      shape.k = tokens;
+      shape.groups = groups;
+      shape.sm90_decode = gg::Sm90Decode::kTokens;
+      const gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
+      EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128) << plan.describe();
+      EXPECT_FALSE(plan.sparse_k) << plan.describe();
+      EXPECT_FALSE(plan.multicast) << plan.describe();
+      EXPECT_EQ(plan.config.stages, 3);
+      EXPECT_EQ(plan.config.raw_row_bytes_a, 80);
+      EXPECT_EQ(plan.config.raw_row_bytes_b, 80);
+      EXPECT_LE(gg::sm90_smem_bytes(plan.config, groups), gg::kSm90SmemLimit) << "G=" << groups;
+      EXPECT_NE(plan.reason.find("both operands decoded"), std::string::npos) << plan.reason;
+    }
+  }
+}
+
 TEST(Sm90Plan, EveryChoiceFitsItsSharedMemory) {
   // 227 KB per CTA, of which the kernel's static data (the scan) takes < 2 KB.
   for (const int groups : {1, 8, 256, 1024, 1025, 1600, 2048}) {

@@ -6,12 +6,16 @@
 // decode_to_bf16 (tests/plan/test_operand_decode.cpp ties it to the
 // reference), a NaN wherever it gives one. A chunk's scales are those the
 // reference's own indexing gives each of its elements, and its bf16 chunks
-// land on the 128-byte swizzle the wgmma descriptors read.
+// land on the 128-byte swizzle the wgmma descriptors read. Along a ragged-K
+// group's tokens, a step's chunks are read at any shift into their boxes,
+// end where the group ends, and take the scales of the reference's token
+// blocks.
 #include "kernels/sm90/decoded_steps.h"
 
 #include <gtest/gtest.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <set>
 #include <vector>
@@ -152,6 +156,97 @@ TEST(Sm90DecodedSteps, Bf16ChunksFillEachRowsSwizzledSlots) {
             kDecodedStepK);
   EXPECT_EQ(raw_step_bytes(GG_DTYPE_E2M1) / 16 * raw_chunk_elements(GG_DTYPE_E2M1),
             kDecodedStepK);
+}
+
+// The code of element `e` of a row of codes (e2m1: two a byte, low nibble first).
+uint32_t code_at(const std::vector<uint8_t>& row, gg_dtype dtype, int e) {
+  if (dtype != GG_DTYPE_E2M1) return row[static_cast<size_t>(e)];
+  return (row[static_cast<size_t>(e / 2)] >> (4 * (e % 2))) & 0xFu;
+}
+
+// Every chunk of a token box, read at every shift with every count of valid
+// elements, is the row's elements from chunk start + shift, zeros past the
+// valid ones; the words read lie inside the box's row.
+TEST(Sm90DecodedSteps, TokenChunksAreTheRowsElementsAtAnyShift) {
+  for (gg_dtype dtype : {GG_DTYPE_E4M3, GG_DTYPE_E2M1}) {
+    const int bits = dtype == GG_DTYPE_E2M1 ? 4 : 8;
+    const int elements = raw_chunk_elements(dtype);
+    const int box = token_box_bytes(dtype);
+    // 4-byte aligned storage with a poisoned word after the box's row.
+    std::vector<uint32_t> storage(static_cast<size_t>(box / 4 + 1), 0xFFFFFFFFu);
+    std::vector<uint8_t> row(static_cast<size_t>(box));
+    for (int i = 0; i < box; ++i) row[static_cast<size_t>(i)] = static_cast<uint8_t>(37 * i + 11);
+    memcpy(storage.data(), row.data(), row.size());
+    const uint8_t* base = reinterpret_cast<const uint8_t*>(storage.data());
+    for (int chunk = 0; chunk < raw_step_bytes(dtype) / 16; ++chunk) {
+      for (int shift = 0; shift < elements; ++shift) {
+        // token_chunk_codes' five words lie inside the box's row.
+        EXPECT_LE(chunk * 16 + shift * bits / 32 * 4 + 20, box);
+        for (int valid = 1; valid <= elements; ++valid) {
+          uint32_t got[4];
+          token_chunk_codes(base, chunk * 16, shift, dtype, valid, got);
+          for (int e = 0; e < elements; ++e) {
+            const uint32_t code = (got[e * bits / 32] >> (e * bits % 32)) & ((1u << bits) - 1u);
+            const uint32_t want = e < valid ? code_at(row, dtype, chunk * elements + shift + e) : 0;
+            ASSERT_EQ(code, want) << "dtype " << dtype << " chunk " << chunk << " shift "
+                                  << shift << " valid " << valid << " element " << e;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A group's boxes start at a 16-byte chunk of codes at or before its first
+// token, close enough that the box's row holds the step's 64 tokens.
+TEST(Sm90DecodedSteps, TokenBoxesStartAlignedAndHoldTheStep) {
+  for (gg_dtype dtype : {GG_DTYPE_E4M3, GG_DTYPE_E5M2, GG_DTYPE_E2M1}) {
+    const int bits = dtype == GG_DTYPE_E2M1 ? 4 : 8;
+    for (int64_t start = 0; start < 300; ++start) {
+      const int64_t origin = token_box_origin(dtype, start);
+      EXPECT_LE(origin, start);
+      EXPECT_EQ(origin * bits % 128, 0) << "a box starts 16-byte aligned";
+      const int64_t shift = start - origin;
+      EXPECT_LT(shift, raw_chunk_elements(dtype));
+      EXPECT_LE(shift + kDecodedStepK, token_box_bytes(dtype) * 8 / bits);
+    }
+  }
+}
+
+// Along tokens, every element of a group's chunk (depths from the group's
+// start, scale rows from its first block column) reads the entry that
+// BlockScaleIndex's token blocks give it (ragged-K columnwise copies: each
+// group's blocks from its first token), whatever the group's start.
+TEST(Sm90DecodedSteps, TokenChunkScalesAreEachTokensBlockScale) {
+  for (gg_dtype dtype : {GG_DTYPE_E4M3, GG_DTYPE_E2M1}) {
+    for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
+      portable::QuantOperand q;
+      q.dtype = dtype;
+      q.scaling = scaling;
+      const int block_shift = portable::decoded_block_shift(scaling);
+      q.scale_row_length = 40;
+      const int elements = raw_chunk_elements(dtype);
+      for (int64_t start : {0, 1, 15, 17, 33, 100}) {
+        for (int64_t size : {1, 15, 16, 17, 31, 32, 33, 64, 100}) {
+          const int64_t first_block = 3;
+          const portable::BlockScaleIndex index{block_shift, q.scale_row_length, true, start,
+                                                first_block};
+          for (int64_t row = 0; row < 3; ++row) {
+            for (int64_t depth = 0; depth < size; depth += elements) {
+              const ChunkScaleEntries entries = chunk_scale_entries(q, 0, depth);
+              const int64_t base = row * q.scale_row_length + first_block;
+              for (int e = 0; e < elements && depth + e < size; ++e) {
+                EXPECT_EQ(base + (e < 16 ? entries.first : entries.second),
+                          index.entry(true, row, start + depth + e))
+                    << "dtype " << dtype << " scaling " << scaling << " start " << start
+                    << " size " << size << " token " << start + depth + e;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -17,7 +17,10 @@
 // arrive under the step's wgmmas rather than in front of its decode.
 // Rows past the operand and depths past K are stored as zeros, their
 // scales never read; K is a whole number of chunks (16-byte rows), so a
-// chunk lies wholly inside or outside.
+// chunk lies wholly inside or outside. Along a ragged-K group's tokens
+// (kTokens; decoded_steps.h) depths count from the group's first token,
+// each row's codes start `shift` elements into its box, and the elements
+// of a group's last chunk past its end are zeroed.
 #pragma once
 
 #include <stdint.h>
@@ -68,7 +71,8 @@ struct StepDecoder {
   }
 
   // The tile whose first row is outer index `outer0` (`scales`: its
-  // group's block-scale matrix, unused without block scales).
+  // group's block-scale matrix, unused without block scales; along tokens,
+  // from the group's first block column).
   __device__ __forceinline__ void begin_tile(const portable::QuantOperand& q,
                                              const uint8_t* scales, int64_t outer0,
                                              int64_t outer_end, int thread) {
@@ -87,10 +91,14 @@ struct StepDecoder {
     for (int n = 0; n < C::kPerThread; ++n) {
       const int depth = depth0 + C::chunk(n, thread) * kChunkElements;
       if ((inside >> n & 1u) != 0 && depth < depth_end) {
-        // An e2m1 chunk's second half: the next NV16 block, or the same MX32 one.
+        // An e2m1 chunk's second half: the next NV16 block, or the same MX32
+        // one; none where a group's last chunk ends in its first half (its
+        // elements are zeros, and a NaN scale would not keep them so).
         const ChunkScaleEntries entries = chunk_scale_entries(q, 0, depth);
         codes[2 * n] = scale_rows[n][entries.first];
-        if (kChunkElements == 32) codes[2 * n + 1] = scale_rows[n][entries.second];
+        if (kChunkElements == 32) {
+          codes[2 * n + 1] = depth + 16 < depth_end ? scale_rows[n][entries.second] : codes[2 * n];
+        }
       }
     }
   }
@@ -109,13 +117,18 @@ struct StepDecoder {
 
   // kKind: 0 e2m1, 1 e4m3, 2 e5m2; kMx: MX32 blocks (known here, so their
   // factors take a few integer operations), else the scaling q names.
-  template <int kKind, bool kMx>
+  // kTokens: along a ragged-K group's tokens, each row's codes `shift`
+  // elements into its box (decoded_steps.h).
+  template <int kKind, bool kMx, bool kTokens>
   __device__ __forceinline__ void decode_of(const portable::QuantOperand& q, const uint8_t* raw,
-                                            uint8_t* tile, int depth0, int depth_end,
+                                            uint8_t* tile, int depth0, int depth_end, int shift,
                                             int thread) const {
     constexpr int kChunkElements = kKind == 0 ? 32 : 16;
     using C = Chunks<kChunkElements>;
-    constexpr int kRawRow = kKind == 0 ? 32 : 64;  // bytes of a row's codes
+    constexpr gg_dtype kDtype = kKind == 0 ? GG_DTYPE_E2M1 : kKind == 1 ? GG_DTYPE_E4M3
+                                                                         : GG_DTYPE_E5M2;
+    // Bytes of a row's codes in the stage: a step's, or a token box's.
+    constexpr int kRawRow = (kKind == 0 ? 32 : 64) + (kTokens ? 16 : 0);
     constexpr int kOutChunks = kChunkElements / 8;  // 16-byte bf16 chunks per chunk of codes
     const gg_block_scaling scaling = kMx ? GG_BLOCK_MX32 : q.scaling;
 #pragma unroll
@@ -124,9 +137,17 @@ struct StepDecoder {
       const int row = C::row(n, thread);
       const int chunk = C::chunk(n, thread);
       uint32_t words[16];
-      if ((inside >> n & 1u) != 0 && depth0 + chunk * kChunkElements < depth_end) {
-        const uint4 packed = *reinterpret_cast<const uint4*>(raw + row * kRawRow + chunk * 16);
-        const uint32_t chunk_codes[4] = {packed.x, packed.y, packed.z, packed.w};
+      const int depth = depth0 + chunk * kChunkElements;
+      if ((inside >> n & 1u) != 0 && depth < depth_end) {
+        uint32_t chunk_codes[4];
+        if constexpr (kTokens) {
+          token_chunk_codes(raw + row * kRawRow, chunk * 16, shift, kDtype, depth_end - depth,
+                            chunk_codes);
+        } else {
+          const uint4 packed = *reinterpret_cast<const uint4*>(raw + row * kRawRow + chunk * 16);
+          chunk_codes[0] = packed.x, chunk_codes[1] = packed.y;
+          chunk_codes[2] = packed.z, chunk_codes[3] = packed.w;
+        }
         if constexpr (kKind == 0) {
           decode_e2m1_chunk(chunk_codes, scale_bf16(scaling, codes[2 * n]),
                             scale_bf16(scaling, codes[2 * n + 1]), words);
@@ -146,23 +167,24 @@ struct StepDecoder {
   }
 
   // Decodes the k-step from depth0 into `tile`, its scales loaded by
-  // load_scales.
+  // load_scales (kTokens: `shift` as decode_of takes it; else unused).
+  template <bool kTokens>
   __device__ __forceinline__ void decode(const portable::QuantOperand& q, const uint8_t* raw,
-                                         uint8_t* tile, int depth0, int depth_end,
+                                         uint8_t* tile, int depth0, int depth_end, int shift,
                                          int thread) const {
     const bool mx = q.scaling == GG_BLOCK_MX32;
     if (q.dtype == GG_DTYPE_E2M1) {
-      decode_of<0, false>(q, raw, tile, depth0, depth_end, thread);
+      decode_of<0, false, kTokens>(q, raw, tile, depth0, depth_end, shift, thread);
     } else if (q.dtype == GG_DTYPE_E4M3) {
       if (mx) {
-        decode_of<1, true>(q, raw, tile, depth0, depth_end, thread);
+        decode_of<1, true, kTokens>(q, raw, tile, depth0, depth_end, shift, thread);
       } else {
-        decode_of<1, false>(q, raw, tile, depth0, depth_end, thread);
+        decode_of<1, false, kTokens>(q, raw, tile, depth0, depth_end, shift, thread);
       }
     } else if (mx) {
-      decode_of<2, true>(q, raw, tile, depth0, depth_end, thread);
+      decode_of<2, true, kTokens>(q, raw, tile, depth0, depth_end, shift, thread);
     } else {
-      decode_of<2, false>(q, raw, tile, depth0, depth_end, thread);
+      decode_of<2, false, kTokens>(q, raw, tile, depth0, depth_end, shift, thread);
     }
   }
 };

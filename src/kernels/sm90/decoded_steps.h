@@ -271,4 +271,54 @@ GG_HD ChunkScaleEntries chunk_scale_entries(const portable::QuantOperand& q, int
                                              : first};
 }
 
+// ---- Along a ragged-K group's tokens (the weight gradient) ------------------
+// A k-step of a decoded ragged-K product holds 64 of one group's tokens,
+// from its first: k position i of step s is the group's token 64 s + i in
+// both operands (a contraction may sum its terms in any order), so that the
+// blocks of scales, which restart at the group's start, begin on chunk
+// boundaries as they do along K, and tokens of other groups are never in
+// a step. TMA boxes start 16-byte aligned in global memory: an operand's
+// boxes start at token_box_origin, the group's first token rounded down
+// to a 16-byte chunk of codes, and are 16 bytes wider than a step's codes,
+// and each chunk is read `shift` elements further into the row
+// (token_chunk_codes), shift = start - origin.
+
+// Bytes of a row of a token step's box: a step's codes and 16 more.
+GG_HD int token_box_bytes(gg_dtype dtype) { return raw_step_bytes(dtype) + 16; }
+
+// The first token of a group's boxes: its first token, rounded down to a
+// 16-byte chunk of codes (16 fp8 or 32 e2m1 elements).
+GG_HD int64_t token_box_origin(gg_dtype dtype, int64_t start) {
+  return start & ~int64_t{raw_chunk_elements(dtype) - 1};
+}
+
+// The low 32 bits of (hi:lo) >> shift, shift in [0, 32).
+GG_HD uint32_t funnel_right(uint32_t lo, uint32_t hi, int shift) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, static_cast<uint32_t>(shift));
+#else
+  return static_cast<uint32_t>(((uint64_t{hi} << 32 | lo) >> shift) & 0xFFFFFFFFu);
+#endif
+}
+
+// The 16 bytes of codes of the chunk whose first element lies `shift`
+// elements past byte `offset` of `row` (a 4-byte aligned address plus a
+// multiple of 16; e2m1 elements two a byte, the low nibble first), as the
+// 4 words decode_chunk takes, its elements from `valid` on zeroed (code 0
+// is +0 in every format): five aligned word loads and four funnel shifts.
+GG_HD void token_chunk_codes(const uint8_t* row, int offset, int shift, gg_dtype dtype,
+                             int valid, uint32_t (&out)[4]) {
+  const int bits = dtype == GG_DTYPE_E2M1 ? 4 : 8;
+  const int shift_bits = shift * bits;
+  const uint32_t* words = reinterpret_cast<const uint32_t*>(row + offset + shift_bits / 32 * 4);
+  uint32_t loaded[5];
+  for (int i = 0; i < 5; ++i) loaded[i] = words[i];
+  const int valid_bits = valid * bits;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t word = funnel_right(loaded[i], loaded[i + 1], shift_bits % 32);
+    const int kept = valid_bits - 32 * i;  // bits of this word inside the chunk's valid elements
+    out[i] = kept >= 32 ? word : kept <= 0 ? 0u : word & ((1u << kept) - 1u);
+  }
+}
+
 }  // namespace gg::sm90

@@ -160,7 +160,8 @@ struct Tile {
   int b_mn;     // first B column (n or q)
   int b_group;  // B's third TMA coordinate (ragged-M: g; ragged-K: 0)
   int k0;       // first contraction index (ragged-K: the group's first token, rounded
-                // down to 16 bytes so TMA boxes start 16-byte aligned)
+                // down to 16 bytes so TMA boxes start 16-byte aligned; decoded
+                // operands: the first token itself)
   int k_steps;
   int k_first;  // contraction elements of the first step before the group (ragged-K)
   int k_last;   // contraction elements in the last step that belong to the group
@@ -175,8 +176,11 @@ struct Tile {
 // (its peer needs its half of B) and stores nothing.
 // kTokenMaps (ragged-K): a group that ends inside a k-step or starts off a
 // 16-byte boundary loads through its own maps (token_maps.h), whose token 0
-// is its first.
-template <gg_op kOp, int kBlockM, int kBlockN, int kBlockK, int kCluster, bool kTokenMaps>
+// is its first. kTokenSteps (ragged-K, decoded operands): a group's k-steps
+// start at its first token (k0), each operand's boxes at the chunk of
+// codes holding it (decoded_steps.h).
+template <gg_op kOp, int kBlockM, int kBlockN, int kBlockK, int kCluster, bool kTokenMaps,
+          bool kTokenSteps>
 struct TileMap {
   static constexpr int kChunkK = kBlockK / 8;  // elements of 16 bytes
   static_assert(kCluster == 1 || kOp == GG_OP_RAGGED_K, "ragged-M tiles are not paired");
@@ -234,7 +238,7 @@ struct TileMap {
           kTokenMaps && ((table.start[g] & (kChunkK - 1)) != 0 || table.rows[g] % kBlockK != 0);
       const int start = t.own_maps ? 0 : table.start[g];
       const int end = start + table.rows[g];
-      t.k0 = start & ~(kChunkK - 1);
+      t.k0 = kTokenSteps ? start : start & ~(kChunkK - 1);
       t.k_first = start - t.k0;
       t.k_steps = table.rows[g] == 0 ? 0 : (end - t.k0 + kBlockK - 1) / kBlockK;
       t.k_last = end - t.k0 - (t.k_steps - 1) * kBlockK;
@@ -439,10 +443,14 @@ template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, b
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Types = OperandTypes<T>;
   using Cfg = Config<kShape, Types::kDecode>;
-  constexpr bool kDecodeA = Types::kDecode == Sm90Decode::kBoth;
+  // kTokenSteps: both operands decoded along a ragged-K group's tokens,
+  // k-steps from its first (decoded_steps.h).
+  constexpr bool kTokenSteps = Types::kDecode == Sm90Decode::kTokens;
+  constexpr bool kDecodeA = Types::kDecode == Sm90Decode::kBoth || kTokenSteps;
   constexpr bool kDecodeB = Types::kDecode != Sm90Decode::kNone;
-  static_assert(!kDecodeB || (kOp == GG_OP_RAGGED_M && kAKMajor && kBKMajor && kCluster == 1),
-                "decoded operands: ragged-M, K-major");
+  static_assert(!kDecodeB || ((kOp == GG_OP_RAGGED_M) != kTokenSteps && kAKMajor && kBKMajor &&
+                              kCluster == 1 && !kSparseK),
+                "decoded operands: K-major, ragged-M or along tokens");
   // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
   constexpr int kBlockK = kStepK<T>;
   constexpr int kSliceK = kBlockK / 4;
@@ -480,8 +488,13 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
+  // Along tokens the table's prefix counts blocks of scales, not m-tiles:
+  // tile_prefix[g] is the column of group g's first block (both operands'
+  // blocks are one size).
+  const int prefix_block =
+      kTokenSteps ? 1 << portable::decoded_block_shift(p.lhs_quant.scaling) : kBlockM;
   const uint32_t flags = build_group_table<kThreads>(table, p.sizes, p.offsets, p.index_type,
-                                                     p.groups, p.rows_capacity, kBlockM);
+                                                     p.groups, p.rows_capacity, prefix_block);
   if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
   if constexpr (kCluster > 1) {  // the peer's barriers are initialized before any TMA signals them
     cuda::ptx::barrier_cluster_arrive();
@@ -490,7 +503,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     __syncthreads();
   }
 
-  const TileMap<kOp, kBlockM, kBlockN, kBlockK, kCluster, kTokenMaps> tiles{
+  const TileMap<kOp, kBlockM, kBlockN, kBlockK, kCluster, kTokenMaps, kTokenSteps> tiles{
       p, table, (p.out.cols + kBlockN - 1) / kBlockN, rank};
   const int tile_count = tiles.count();
   const int first_unit = static_cast<int>(blockIdx.x) / kCluster;
@@ -500,11 +513,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     release_registers<40>();
     if (threadIdx.x == 0) {
       // Bytes of a row's codes in a k-step, for each decoded operand, and
-      // the bytes a stage receives.
+      // the bytes a stage receives (along tokens, boxes 16 bytes wider).
       [[maybe_unused]] const int raw_a = kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : 0;
       [[maybe_unused]] const int raw_b = kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : 0;
-      const uint32_t stage_bytes = (kDecodeA ? kBlockM * raw_a : Cfg::kAStageBytes) +
-                                   (kDecodeB ? kBlockN * raw_b : Cfg::kBStageBytes);
+      constexpr int kBoxSlack = kTokenSteps ? 16 : 0;
+      const uint32_t stage_bytes = (kDecodeA ? kBlockM * (raw_a + kBoxSlack) : Cfg::kAStageBytes) +
+                                   (kDecodeB ? kBlockN * (raw_b + kBoxSlack) : Cfg::kBStageBytes);
       int stage = 0;
       uint32_t phase = 0;
       int mapped_group = -1;  // the group whose own maps this thread has acquired
@@ -533,6 +547,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           if (t.group != mapped_group) acquire_written_map(b_map);
           mapped_group = t.group;
         }
+        // Along tokens: each operand's first box byte, at the chunk of
+        // codes holding the group's first token.
+        [[maybe_unused]] int a_origin = 0;
+        [[maybe_unused]] int b_origin = 0;
+        if constexpr (kTokenSteps) {
+          a_origin = int(token_box_origin(p.lhs_quant.dtype, t.k0) * raw_a / kBlockK);
+          b_origin = int(token_box_origin(p.rhs_quant.dtype, t.k0) * raw_b / kBlockK);
+        }
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&empty[stage], phase ^ 1);
           uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
@@ -542,16 +564,17 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                                stage_bytes);
           const int k = t.k0 + ks * kBlockK;
           // A decoded operand's codes go to its raw area, addressed in bytes
-          // along K (ragged-M: k0 is 0).
+          // along K (ragged-M: k0 is 0) or along the tokens from its origin.
           uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           uint8_t* b_raw = a_raw + Cfg::kARawBytes;
           if constexpr (kDecodeA) {
-            load_box<false>(a_map, a_raw, {ks * raw_a, t.a_mn, 0}, &full[stage]);
+            load_box<false>(a_map, a_raw, {a_origin + ks * raw_a, t.a_mn, 0}, &full[stage]);
           } else {
             load_operand<kAKMajor, kBlockM>(a_map, a_stage, t.a_mn, k, 0, &full[stage]);
           }
           if constexpr (kDecodeB) {
-            load_box<false>(b_map, b_raw, {ks * raw_b, t.b_mn, t.b_group}, &full[stage]);
+            load_box<false>(b_map, b_raw, {b_origin + ks * raw_b, t.b_mn, t.b_group},
+                            &full[stage]);
           } else if constexpr (kCluster == 1) {
             load_operand<kBKMajor, kBlockN>(b_map, b_stage, t.b_mn, k, t.b_group, &full[stage]);
           } else {  // this CTA's half of B, into both CTAs
@@ -626,19 +649,36 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       [[maybe_unused]] const int decoding_thread = static_cast<int>(threadIdx.x) - 128;
       [[maybe_unused]] StepDecoder<kBlockM, kConsumerThreads> a_decoder;
       [[maybe_unused]] StepDecoder<kBlockN, kConsumerThreads> b_decoder;
+      // Along tokens, depths count from the group's first token, each
+      // operand's codes `shift` elements into its boxes.
+      [[maybe_unused]] const int depth_end = kTokenSteps ? table.rows[t.group] : p.k_dim;
+      [[maybe_unused]] int a_shift = 0;
+      [[maybe_unused]] int b_shift = 0;
       [[maybe_unused]] const auto load_step_scales = [&](int depth) {
-        if constexpr (kDecodeA) a_decoder.load_scales(p.lhs_quant, depth, p.k_dim, decoding_thread);
-        b_decoder.load_scales(p.rhs_quant, depth, p.k_dim, decoding_thread);
+        if constexpr (kDecodeA) a_decoder.load_scales(p.lhs_quant, depth, depth_end, decoding_thread);
+        b_decoder.load_scales(p.rhs_quant, depth, depth_end, decoding_thread);
       };
       if constexpr (kDecodeB) {
         if (t.k_steps > 0) {
-          if constexpr (kDecodeA) {
-            a_decoder.begin_tile(p.lhs_quant, portable::group_scales(p.lhs_quant, 0), t.a_mn,
-                                 p.rows_capacity, decoding_thread);
+          if constexpr (kTokenSteps) {
+            // Both operands' scale rows from the group's first block column.
+            const int first_block = table.tile_prefix[t.group];
+            a_shift = t.k0 - int(token_box_origin(p.lhs_quant.dtype, t.k0));
+            b_shift = t.k0 - int(token_box_origin(p.rhs_quant.dtype, t.k0));
+            a_decoder.begin_tile(p.lhs_quant, portable::group_scales(p.lhs_quant, 0) + first_block,
+                                 t.a_mn, p.out_rows, decoding_thread);
+            b_decoder.begin_tile(p.rhs_quant, portable::group_scales(p.rhs_quant, 0) + first_block,
+                                 t.b_mn, p.out.cols, decoding_thread);
+            load_step_scales(0);
+          } else {
+            if constexpr (kDecodeA) {
+              a_decoder.begin_tile(p.lhs_quant, portable::group_scales(p.lhs_quant, 0), t.a_mn,
+                                   p.rows_capacity, decoding_thread);
+            }
+            b_decoder.begin_tile(p.rhs_quant, portable::group_scales(p.rhs_quant, t.group),
+                                 t.b_mn, p.out.cols, decoding_thread);
+            load_step_scales(t.k0);
           }
-          b_decoder.begin_tile(p.rhs_quant, portable::group_scales(p.rhs_quant, t.group), t.b_mn,
-                               p.out.cols, decoding_thread);
-          load_step_scales(t.k0);
         }
       }
       for (int ks = 0; ks < t.k_steps; ++ks) {
@@ -649,13 +689,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           // The step's codes into the stage's bf16 tiles (decode_stage.cuh),
           // by both consumers: after the barrier, each one's wgmmas may read
           // every chunk of the tiles. The next step's scales load meanwhile.
-          const int depth = t.k0 + ks * kBlockK;
+          const int depth = (kTokenSteps ? 0 : t.k0) + ks * kBlockK;
           const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           if constexpr (kDecodeA) {
-            a_decoder.decode(p.lhs_quant, a_raw, a_stage, depth, p.k_dim, decoding_thread);
+            a_decoder.template decode<kTokenSteps>(p.lhs_quant, a_raw, a_stage, depth, depth_end,
+                                                   a_shift, decoding_thread);
           }
-          b_decoder.decode(p.rhs_quant, a_raw + Cfg::kARawBytes, b_stage, depth, p.k_dim,
-                           decoding_thread);
+          b_decoder.template decode<kTokenSteps>(p.rhs_quant, a_raw + Cfg::kARawBytes, b_stage,
+                                                 depth, depth_end, b_shift, decoding_thread);
           if (ks + 1 < t.k_steps) load_step_scales(depth + kBlockK);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
@@ -665,13 +706,15 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         // 32-byte slices the step reads, [k_lo, k_hi): with kSparseK only
         // those holding group tokens (a group of a few tokens costs one wgmma
         // per step, not four). Their elements outside the group must be zero:
-        // past a token map's end TMA fills them; without token maps
-        // (K-major operands) the consumers zero them here.
+        // past a token map's end TMA fills them, and the decode of decoded
+        // operands writes them; otherwise (K-major operands) the consumers
+        // zero them here.
         const int k_begin = ks == 0 ? t.k_first : 0;
         const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
         const int k_lo = kSparseK ? k_begin / kSliceK * kSliceK : 0;
         const int k_hi = kSparseK ? (k_end + kSliceK - 1) / kSliceK * kSliceK : kBlockK;
-        if (kOp == GG_OP_RAGGED_K && !kTokenMaps && (k_begin > k_lo || k_end < k_hi)) {
+        if (kOp == GG_OP_RAGGED_K && !kTokenMaps && !kDecodeB &&
+            (k_begin > k_lo || k_end < k_hi)) {
           const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
           zero_outside<kAKMajor, kBlockM, Element>(a_stage, k_lo, k_hi, k_begin, k_end,
                                                    zeroing_thread);
@@ -849,7 +892,8 @@ struct Instance {
 // Ragged-M lhs is always K-major ([M, K]); ragged-K outputs take 128-row
 // tiles only, the sparse-K mode both widths, cluster pairs the wide one.
 // Block-scaled fp8 and decoded operands are ragged-M on 128 x 128 and
-// 64 x 256 tiles only.
+// 64 x 256 tiles only, but for operands decoded along tokens: ragged-K on
+// 128 x 128 tiles.
 template <typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_count,
                           cudaStream_t stream) {
@@ -857,7 +901,14 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
   // accumulators) and decoded operands (their raw codes' shared memory).
   constexpr bool kNarrowOnly =
       OperandTypes<T>::kBlockScaled || OperandTypes<T>::kDecode != Sm90Decode::kNone;
-  if (which.op == GG_OP_RAGGED_M) {
+  if constexpr (OperandTypes<T>::kDecode == Sm90Decode::kTokens) {  // ragged-K only
+    if (which.op != GG_OP_RAGGED_K || which.tile != Sm90Tile::k128x128 || which.sparse_k ||
+        which.cluster != 1) {
+      return GG_STATUS_INTERNAL_ERROR;
+    }
+    return launch<GG_OP_RAGGED_K, false, Sm90Tile::k128x128, 1, T, kAKMajor, kBKMajor>(
+        p, groups, sm_count, stream);
+  } else if (which.op == GG_OP_RAGGED_M) {
     if constexpr (kAKMajor) {
       switch (which.tile) {
         case Sm90Tile::k64x256:
@@ -906,7 +957,7 @@ gg_status launch_16bit(Params& p, const Instance& which, bool bf16, int groups, 
                        cudaStream_t stream);
 gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs,
                      bool block_scaled, int groups, int sm_count, cudaStream_t stream);
-gg_status launch_decoded(Params& p, const Instance& which, bool lhs_decoded, int groups,
+gg_status launch_decoded(Params& p, const Instance& which, Sm90Decode decode, int groups,
                          int sm_count, cudaStream_t stream);
 
 }  // namespace gg::sm90

@@ -5,9 +5,10 @@
 // scales in K-major layouts, which fp8 wgmma needs: ragged-M weights
 // [G, N, K] (layout T), ragged-K operands [P, M] and [Q, M] (layout T, the
 // quantizer's columnwise copies); MX and NV blocks and quantized weights
-// with bf16 activations, ragged-M with weights [G, N, K], decoded into bf16
-// tiles (decode_stage.cuh). Quantized kernels answer users once verified
-// (kernels/verified_kernels.h).
+// with bf16 activations, ragged-M with weights [G, N, K], and MX and NV
+// blocks ragged-K along the tokens of columnwise copies [P, M] and [Q, M],
+// decoded into bf16 tiles (decode_stage.cuh). Quantized kernels answer
+// users once verified (kernels/verified_kernels.h).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -60,15 +61,18 @@ bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inne
 
 // The map of a decoded operand's codes (decode_stage.cuh): bytes, K-major,
 // unswizzled, boxed as one k-step of `tile_rows` rows ({64 or 32 bytes,
-// rows}); `k`, `ld` and `group_stride` count elements.
+// rows}; along tokens 16 more, decoded_steps.h); `k`, `ld` and
+// `group_stride` count elements.
 bool raw_operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t k, int64_t rows,
                      int64_t groups, int64_t ld, int64_t group_stride, int tile_rows,
-                     std::string* why_not) {
+                     bool along_tokens, std::string* why_not) {
   const int64_t bits = portable::element_bits(type);
-  const uint64_t dims[3] = {uint64_t(k * bits / 8), uint64_t(rows), uint64_t(groups)};
+  const uint64_t dims[3] = {uint64_t((k * bits + 7) / 8), uint64_t(rows), uint64_t(groups)};
   const uint64_t strides[2] = {uint64_t(ld * bits / 8),
                                uint64_t((groups > 1 ? group_stride : ld * rows) * bits / 8)};
-  const uint32_t box[3] = {uint32_t(raw_step_bytes(type)), uint32_t(tile_rows), 1};
+  const uint32_t box[3] = {
+      uint32_t(along_tokens ? token_box_bytes(type) : raw_step_bytes(type)), uint32_t(tile_rows),
+      1};
   return encode_tile_map(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, why_not,
                          false);
 }
@@ -143,6 +147,7 @@ bool decodes(const gg_gemm_desc& d) {
 
 Sm90Decode decode_of(const gg_gemm_desc& d) {
   if (!decodes(d)) return Sm90Decode::kNone;
+  if (d.op == GG_OP_RAGGED_K) return Sm90Decode::kTokens;
   return d.lhs.dtype == GG_DTYPE_BF16 ? Sm90Decode::kRhs : Sm90Decode::kBoth;
 }
 
@@ -151,7 +156,7 @@ gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan,
                          bool b_kmajor, int sm_count, cudaStream_t stream) {
   const Instance which{d.op, plan.tile, plan.sparse_k, plan.multicast ? 2 : 1, a_kmajor, b_kmajor};
   if (decodes(d)) {
-    return launch_decoded(p, which, d.lhs.dtype != GG_DTYPE_BF16, d.num_groups, sm_count, stream);
+    return launch_decoded(p, which, decode_of(d), d.num_groups, sm_count, stream);
   }
   if (api::is_fp8(d.lhs.dtype)) {
     return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, block_scaled(d), d.num_groups,
@@ -220,17 +225,48 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   return unverified_kernel_refusal("the sm90 fp8 kernels");
 }
 
+// Why the decoding instances cannot take the ragged-K `d` (empty: they
+// can): both operands' columnwise copies [P, M] and [Q, M] (tokens
+// contiguous), of one block size (MX32 or NV16) along the tokens, with or
+// without fp32 tensor or group scales; 16-byte aligned data and rows;
+// stacked outputs.
+std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& formats) {
+  const auto blocks = [](const gg_tensor& t) {
+    return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NV16;
+  };
+  if (!portable::is_quantized(d.lhs.dtype) || !blocks(d.lhs) || !blocks(d.rhs) ||
+      d.lhs.block_scaling != d.rhs.block_scaling) {
+    return formats + " is not supported (the sm90 weight gradient decodes MX or NV blocks of "
+                     "one size on both operands; the portable path runs the others)";
+  }
+  if (d.lhs_layout != GG_LAYOUT_T || d.rhs_layout != GG_LAYOUT_T) {
+    return formats + ": the sm90 decoding kernels read the weight gradient's operands as the "
+                     "quantizer's columnwise copies: lhs and rhs must be GG_LAYOUT_T ([P, M] "
+                     "and [Q, M], the tokens contiguous; the portable path takes the others)";
+  }
+  if ((d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+    return formats + ": per-expert weight gradients (a pointer array) of decoded operands run "
+                     "on the portable path";
+  }
+  const auto aligned = [](const gg_tensor& t) {
+    return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
+           (t.strides[0] * portable::element_bits(t.dtype) / 8) % 16 == 0;
+  };
+  if (!aligned(d.lhs) || !aligned(d.rhs)) {
+    return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows (the "
+                     "portable path takes any)";
+  }
+  return unverified_kernel_refusal("the sm90 decoding kernels for the weight gradient");
+}
+
 // Why the decoding instances cannot take `d` (empty: they can): ragged-M
 // with K-major weights [G, N, K], stacked; element and block scales along
 // K (MX32, NV16), or fp32 tensor, group or rowwise scales; 16-byte aligned
-// rows of whole 16-byte chunks of codes.
+// rows of whole 16-byte chunks of codes. Ragged-K: decoded_tokens_refusal.
 std::string decoded_refusal(const gg_gemm_desc& d) {
   const std::string formats =
       "lhs " + api::format_name(d.lhs) + " x rhs " + api::format_name(d.rhs);
-  if (d.op != GG_OP_RAGGED_M) {
-    return formats + ": the sm90 decoding kernels run ragged-M products (forward, input "
-                     "gradient); the portable path runs the weight gradient";
-  }
+  if (d.op == GG_OP_RAGGED_K) return decoded_tokens_refusal(d, formats);
   for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
     if (t->block_scaling == GG_BLOCK_1X128 || t->block_scaling == GG_BLOCK_128X128) {
       return formats + " is not supported (fp8 1x128 / 128x128 blocks pair only with each "
@@ -415,11 +451,11 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     if (decoded) {  // the codes of quantized operands, stacked K-major weights
       const bool lhs_decoded = portable::is_quantized(d.lhs.dtype);
       ok = (lhs_decoded ? raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
-                                          d.lhs.strides[0], 0, block_m, &why)
+                                          d.lhs.strides[0], 0, block_m, false, &why)
                         : operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
                                       d.lhs.strides[0], 0, true, block_m, &why)) &&
            raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, k, n, d.num_groups,
-                           d.rhs.strides[1], d.rhs.strides[0], block_n, &why);
+                           d.rhs.strides[1], d.rhs.strides[0], block_n, false, &why);
     } else {
       ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
                        block_m, &why) &&
@@ -458,10 +494,17 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   // prefill within the noise).
   p.out.evict_first = true;
   log_choice(plan, p.out);
-  ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim, a_kmajor ? pdim : m, 1,
-                   d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
-       operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim, b_kmajor ? qdim : m, 1,
-                   d.rhs.strides[0], 0, b_kmajor, b_box_rows, &why);
+  if (decoded) {  // the codes of columnwise copies [P, M] and [Q, M], boxed along the tokens
+    ok = raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, m, pdim, 1, d.lhs.strides[0], 0,
+                         block_m, true, &why) &&
+         raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, m, qdim, 1, d.rhs.strides[0], 0,
+                         b_box_rows, true, &why);
+  } else {
+    ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim,
+                     a_kmajor ? pdim : m, 1, d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
+         operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, b_kmajor ? m : qdim,
+                     b_kmajor ? qdim : m, 1, d.rhs.strides[0], 0, b_kmajor, b_box_rows, &why);
+  }
   if (!ok) return api::fail(GG_STATUS_CUDA_ERROR, "sm90 path: %s", why.c_str());
   if (p.out.maps != nullptr) {
     const gg_status status =

@@ -74,9 +74,10 @@ template <typename A, typename B, bool kBlockScaled>
 struct Fp8Operands {};
 
 // Quantized operands that the kernel decodes into bf16 tiles
-// (decode_stage.cuh): the rhs, and with kLhsDecoded the lhs too (else a
-// bf16 lhs: weight-only). Their wgmmas are bf16's.
-template <bool kLhsDecoded>
+// (decode_stage.cuh): which ones, and how (plan.h's Sm90Decode: the rhs
+// alone, with a bf16 lhs (weight-only); both; both along tokens). Their
+// wgmmas are bf16's.
+template <Sm90Decode kWhich>
 struct DecodedOperands {};
 
 // kBf16: the wgmma reads bf16 (else fp16 or fp8); kScaled: the operands'
@@ -103,14 +104,14 @@ struct OperandTypes<Fp8Operands<A, B, kBlocks>> {
   static constexpr bool kAE4m3 = std::is_same_v<A, __nv_fp8_e4m3>;
   static constexpr bool kBE4m3 = std::is_same_v<B, __nv_fp8_e4m3>;
 };
-template <bool kLhsDecoded>
-struct OperandTypes<DecodedOperands<kLhsDecoded>> {
+template <Sm90Decode kWhich>
+struct OperandTypes<DecodedOperands<kWhich>> {
   static constexpr int kBytes = 2;
   static constexpr bool kFp8 = false;
   static constexpr bool kBf16 = true;
   static constexpr bool kBlockScaled = false;
   static constexpr bool kScaled = true;
-  static constexpr Sm90Decode kDecode = kLhsDecoded ? Sm90Decode::kBoth : Sm90Decode::kRhs;
+  static constexpr Sm90Decode kDecode = kWhich;
 };
 
 // The wgmma suffix of an instance's shape and types after the n-extent.
