@@ -24,7 +24,7 @@ import pytest
 jax = pytest.importorskip("jax", reason="jax is not installed")
 import jax.numpy as jnp  # noqa: E402
 
-from groupgemm import DeviceFlag, LibraryError, NotSupported, core  # noqa: E402
+from groupgemm import DeviceFlag, LibraryError, core  # noqa: E402
 from groupgemm import numpy as ggnp  # noqa: E402
 
 ggj = pytest.importorskip("groupgemm.jax", reason="groupgemm.jax needs jax")
@@ -509,27 +509,12 @@ def _quantize_jit(rowwise, columnwise, amax):
         x, s, rowwise=rowwise, columnwise=columnwise, amax=amax))
 
 
-# Formats the GPU quantizer does not write by default (mxfp4 and fp8
-# rowwise, until their GPU tests pass: README's status table): on a GPU,
-# their quantize is refused by name while tracing.
-GPU_UNWRITTEN = {"fp8_e4m3_rowwise", "fp8_e5m2_rowwise", "mxfp4"}
-GPU_REFUSAL = "the GPU quantizer for (mxfp4|fp8 rowwise) has not yet passed"
-
-
-def refused_on(platform, fmt):
-    return platform == "gpu" and fmt in GPU_UNWRITTEN
-
-
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("fmt", RAGGED_FORMATS)
 def test_quantize_ragged_matches_the_reference(platform, fmt):
     x = quantize_input((Q_ROWS, Q_K))
     sizes = jax.device_put(jnp.asarray(Q_SIZES, jnp.int32), device(platform))
     quantize = _quantize_jit(fmt, fmt, True)
-    if refused_on(platform, fmt):
-        with pytest.raises(NotSupported, match=GPU_REFUSAL):
-            quantize(jax.device_put(x, device(platform)), sizes)
-        return
     got = quantize(jax.device_put(x, device(platform)), sizes)
     assert_quantized(got, reference_quantize(x, Q_SIZES, fmt, fmt, True), fmt, fmt, Q_SIZES)
 
@@ -539,10 +524,6 @@ def test_quantize_ragged_matches_the_reference(platform, fmt):
 def test_quantize_stacked_matches_the_reference(platform, fmt):
     w = quantize_input(STACKED_SHAPE, seed=1)
     quantize = _quantize_jit(fmt, fmt, True)
-    if refused_on(platform, fmt):
-        with pytest.raises(NotSupported, match=GPU_REFUSAL):
-            quantize(jax.device_put(w, device(platform)))
-        return
     got = quantize(jax.device_put(w, device(platform)))
     assert_quantized(got, reference_quantize(w, None, fmt, fmt, True), fmt, fmt)
 

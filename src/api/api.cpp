@@ -154,10 +154,6 @@ gg_status prepare_quantize(const gg_quantize_desc* desc, QuantizeCall* call) {
                   path_name(call->desc.path));
     }
   }
-  std::string why_not;
-  if (!gpu_quantize_supports(call->desc, &why_not)) {
-    return fail(GG_STATUS_NOT_SUPPORTED, "%s", why_not.c_str());
-  }
   call->workspace_bytes = kWorkspaceScratchOffset + gpu_quantize_scratch_bytes(call->desc);
   return GG_STATUS_SUCCESS;
 }

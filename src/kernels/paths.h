@@ -44,15 +44,12 @@ gg_status sm90_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t worksp
 namespace gg {
 
 // Grouped quantize on the GPU (kernels/quantize/): one kernel for every GPU
-// path, sm_80 and later, every format the reference quantizes;
-// gpu_quantize_supports refuses mxfp4 and fp8 rowwise until they have
-// passed their GPU tests (verified_kernels.h; why_not names the output and
-// its format). Alignment: none beyond the element size (vector loads and
-// word stores are used where the addresses allow). Scratch: 4 (G + 1)
-// bytes of amax words, and 4 bytes a scale entry of the outputs under row
-// scales (their rows' maxima), which a run zeroes itself (a memset):
-// whatever another launch sharing the workspace left there does not matter.
-bool gpu_quantize_supports(const gg_quantize_desc& desc, std::string* why_not);
+// path, sm_80 and later, every format the reference quantizes. Alignment:
+// none beyond the element size (vector loads and word stores are used where
+// the addresses allow). Scratch: 4 (G + 1) bytes of amax words, and 4 bytes
+// a scale entry of the outputs under row scales (their rows' maxima), which
+// a run zeroes itself (a memset): whatever another launch sharing the
+// workspace left there does not matter.
 size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc);
 gg_status gpu_quantize_run(const gg_quantize_desc& desc, void* workspace, cudaStream_t stream);
 

@@ -174,27 +174,6 @@ const Case kCases[] = {
        set_format(&p.arena, &p.desc.columnwise, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_GROUP);
      },
      kNotSupported, "desc->columnwise (fp8 e4m3 rowwise (group scales), scale_extent group)"},
-
-    // Formats the reference writes and the GPU quantizer does not (by default).
-    {"Mxfp4OnAGpuPath", ragged_quantize_problem,
-     [](QuantizeProblem& p) {
-       rowwise_only(p, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
-       p.desc.path = GG_PATH_PORTABLE;
-     },
-     kNotSupported,
-     "grouped_quantize: desc->rowwise (mxfp4): the GPU quantizer for mxfp4 has not yet passed "
-     "its GPU tests on a device, so it does not run by default; GROUPGEMM_UNVERIFIED_KERNELS=1 "
-     "runs it anyway"},
-    {"Fp8RowwiseOnAGpuPath", ragged_quantize_problem,
-     [](QuantizeProblem& p) {
-       set_format(&p.arena, &p.desc.columnwise, GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE);
-       p.desc.path = GG_PATH_SM90;
-     },
-     kNotSupported,
-     "grouped_quantize: desc->columnwise (fp8 e5m2 rowwise): the GPU quantizer for fp8 rowwise "
-     "has not yet passed its GPU tests on a device, so it does not run by default; "
-     "GROUPGEMM_UNVERIFIED_KERNELS=1 runs it anyway"},
-
 };
 
 class QuantizeValidation : public ::testing::TestWithParam<Case> {};

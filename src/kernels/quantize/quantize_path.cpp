@@ -25,7 +25,6 @@
 #include "kernels/quantize/grouped_quantize.h"
 #include "kernels/quantize/quantize_params.h"
 #include "kernels/tile_scheduler.h"
-#include "kernels/verified_kernels.h"
 #include "plan/quantize_plan.h"
 
 namespace gg {
@@ -65,24 +64,6 @@ quantize::OutputParams output_of(const gg_tensor& t, bool columnwise, bool stack
   return out;
 }
 
-// The kernel writes every output format; mxfp4 (the Mxfp4 codec) and fp8
-// under row scales (the row maxima) only once they have passed their GPU
-// tests (verified_kernels.h).
-bool kernel_writes(const gg_tensor& output, const char* name, std::string* why_not) {
-  if (output.data == nullptr) return true;
-  const char* unverified = nullptr;
-  if (output.block_scaling == GG_BLOCK_MX32 && output.dtype == GG_DTYPE_E2M1) {
-    unverified = "the GPU quantizer for mxfp4";
-  } else if (output.block_scaling == GG_BLOCK_ROWWISE) {
-    unverified = "the GPU quantizer for fp8 rowwise";
-  }
-  const std::string refusal = unverified ? unverified_kernel_refusal(unverified) : "";
-  if (refusal.empty()) return true;
-  *why_not = std::string("grouped_quantize: ") + name + " (" + api::format_name(output) +
-             "): " + refusal;
-  return false;
-}
-
 // Words of row maxima the kernel gathers for `output` (0 unless it is under
 // row scales).
 int64_t row_maxima_words(const gg_quantize_desc& d, const gg_tensor& output, bool columnwise) {
@@ -93,11 +74,6 @@ int64_t row_maxima_words(const gg_quantize_desc& d, const gg_tensor& output, boo
 }
 
 }  // namespace
-
-bool gpu_quantize_supports(const gg_quantize_desc& desc, std::string* why_not) {
-  return kernel_writes(desc.rowwise, "desc->rowwise", why_not) &&
-         kernel_writes(desc.columnwise, "desc->columnwise", why_not);
-}
 
 size_t gpu_quantize_scratch_bytes(const gg_quantize_desc& desc) {
   return quantize::quantize_scratch_bytes(desc.num_groups,
