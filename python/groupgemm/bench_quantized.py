@@ -13,7 +13,8 @@ the quantizer). The forward:
                      "bf16 x <fmt>" is weight-only
   torch._grouped_mm  bf16, offsets = cumsum(sizes)
   torch._scaled_grouped_mm  fp8 e4m3 rowwise (a scale per token row and per
-                     output channel), where this torch has it on this GPU
+                     output channel: the operands of our fp8 rowwise
+                     product), where this torch has it on this GPU
   cuBLASLt fp8 dense <recipe>  one dense fp8 product of equal work (the
                      routed rows against expert 0's weights) on cuBLASLt
                      through torch._scaled_mm, tensor-scaled and 1x128 x
@@ -23,9 +24,9 @@ the quantizer). The forward:
 (DEEPGEMM_SHAPES: G groups of equal rows), forward and weight gradient.
 
 The weight gradient: bf16 (groupgemm.torch.ragged_k_mm), torch._grouped_mm
-on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), fp8
-(WGRAD_FORMATS: dy e5m2, x e4m3, tensor scales, the columnwise copies that
-grouped_quantize writes), and cuBLASLt's dense fp8 dy^T @ x of all routed
+on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), the
+quantized ones (WGRAD_FORMATS: fp8 dy e5m2 x e4m3 with tensor scales,
+mxfp8, nvfp4; the columnwise copies that grouped_quantize writes), and cuBLASLt's dense fp8 dy^T @ x of all routed
 rows, tensor-scaled and 1x128 x 1x128 block-scaled; every method's output
 bf16.
 
@@ -51,7 +52,6 @@ import sys
 from typing import Dict, List, Optional
 
 from . import _optional, presets
-from .core import QuantizedTensor
 from .errors import NotSupported
 
 PROG = "python -m groupgemm.bench_quantized"
@@ -78,7 +78,8 @@ FORMATS = [
     (None, "mxfp4"),
 ]
 # (dy format, x format) of the weight gradient, columnwise copies.
-WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor")]
+WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor"), ("mxfp8_e4m3", "mxfp8_e4m3"),
+                 ("nvfp4_tensor", "nvfp4_tensor")]
 TOKENS = (128, presets.DECODE_TOKENS, presets.PREFILL_TOKENS)
 # DeepGEMM's grouped FP8 benchmark shapes: (groups, rows each, N, K) of its
 # m-grouped forward, and of its k-grouped weight gradient ([G, N, K] from
@@ -107,31 +108,15 @@ def stored_bytes(operand) -> int:
     return total
 
 
-def rowwise_fp8(t):
-    """fp8 e4m3 codes of t and their scales, one per row (amax / 448, as
-    torchao's rowwise recipe): a matrix, or a stack of them one at a time,
-    since fp32 copies of all of a preset's experts would not fit."""
-    if t.dim() == 3:
-        pairs = [rowwise_fp8(matrix) for matrix in t]
-        return torch.stack([q for q, _ in pairs]), torch.stack([s for _, s in pairs])
-    scale = t.float().abs().amax(dim=-1).clamp_min(1e-12) / 448.0
-    return (t.float() / scale[:, None]).to(torch.float8_e4m3fn), scale
-
-
 def quantized(tensor, fmt, sizes):
     """The rowwise copy of `tensor` in `fmt` (None: tensor itself), or the
-    reason none can be made. fp8 rowwise, where the GPU quantizer refuses it
-    (until it is on the verified list), is made by torch (rowwise_fp8) in
-    the layout the API reads: a [rows, 1] fp32 scale per matrix."""
+    reason none can be made."""
     if fmt is None:
         return tensor
     try:
         return ggt.grouped_quantize(tensor, sizes, rowwise=fmt).rowwise
     except NotSupported as error:
-        if fmt != "fp8_e4m3_rowwise":
-            return str(error)
-    data, scale = rowwise_fp8(tensor)
-    return QuantizedTensor(data, scale[..., None].contiguous(), None, fmt, False)
+        return str(error)
 
 
 def tolerance(fmt_pair) -> float:
@@ -143,15 +128,22 @@ def tolerance(fmt_pair) -> float:
     return worst
 
 
-def scaled_grouped_mm(case):
-    """torch._scaled_grouped_mm's fp8 rowwise product, or None where this
-    torch lacks it or refuses it here (with the reason printed once)."""
+ROWWISE = "fp8_e4m3_rowwise"
+
+
+def scaled_grouped_mm(case, x, w):
+    """torch._scaled_grouped_mm's fp8 rowwise product of x and w, our
+    quantizer's rowwise fp8 copies (a scale per token row and per output
+    channel: the operands of our own fp8 rowwise product, not a second
+    copy of a preset's weights), or None where this torch lacks it or
+    refuses it here (with the reason printed once)."""
     if not hasattr(torch, "_scaled_grouped_mm"):
         return None
-    xq, x_scale = rowwise_fp8(case.x)
-    wq, w_scale = rowwise_fp8(case.w)
+    x_scale = x.block_scales.reshape(-1)
+    w_scale = w.block_scales.reshape(w.data.shape[0], w.data.shape[1])
     run = lambda: torch._scaled_grouped_mm(  # noqa: E731
-        xq, wq.transpose(-2, -1), x_scale, w_scale, offs=case.ends, out_dtype=torch.bfloat16)
+        x.data, w.data.transpose(-2, -1), x_scale, w_scale, offs=case.ends,
+        out_dtype=torch.bfloat16)
     try:
         run()
     except (RuntimeError, TypeError) as error:
@@ -195,12 +187,15 @@ def measure_case(case, args, rates) -> List[dict]:
                 "torch._grouped_mm": stored_bytes(case.x) + live * stored_bytes(case.w)}
     reference = methods["bf16"]().float()[: case.rows]
     notes = []
+    operands = {}  # the quantized copies made, by format: the rowwise ones serve torch too
     for x_fmt, w_fmt in FORMATS:
         name = label(x_fmt, w_fmt)
         if args.formats and name not in args.formats:
             continue
-        x = quantized(case.x, x_fmt, case.sizes)
-        w = quantized(case.w, w_fmt, None)
+        for key, tensor, sizes in (((x_fmt, True), case.x, case.sizes), ((w_fmt, False), case.w, None)):
+            if key not in operands:
+                operands[key] = quantized(tensor, key[0], sizes)
+        x, w = operands[(x_fmt, True)], operands[(w_fmt, False)]
         if isinstance(x, str) or isinstance(w, str):
             notes.append("%s: %s" % (name, x if isinstance(x, str) else w))
             continue
@@ -211,7 +206,13 @@ def measure_case(case, args, rates) -> List[dict]:
             raise RuntimeError("%s differs from bf16 by %.3g (relative norm)" % (name, error))
         methods[name] = run
         bytes_of[name] = stored_bytes(x) + live * stored_bytes(w)
-    scaled = scaled_grouped_mm(case)
+    x8 = operands.get((ROWWISE, True)) or quantized(case.x, ROWWISE, case.sizes)
+    w8 = operands.get((ROWWISE, False)) or quantized(case.w, ROWWISE, None)
+    scaled = None
+    if isinstance(x8, str) or isinstance(w8, str):
+        notes.append("torch._scaled_grouped_mm: %s" % (x8 if isinstance(x8, str) else w8))
+    else:
+        scaled = scaled_grouped_mm(case, x8, w8)
     if scaled is not None:
         methods["torch._scaled_grouped_mm"] = scaled
         bytes_of["torch._scaled_grouped_mm"] = case.x.numel() + live * case.w.numel()
