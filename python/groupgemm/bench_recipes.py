@@ -32,7 +32,7 @@ except ModuleNotFoundError as error:
         raise
     torch = ggt = _optional.Absent(PROG, "torch")
 
-RECIPES = ["fp8_tensor", "fp8_group", "fp8_blockwise", "mxfp8", "nvfp4"]
+RECIPES = ["fp8_tensor", "fp8_group", "fp8_rowwise", "fp8_blockwise", "mxfp8", "nvfp4"]
 
 
 def training_step(preset, rows: int, recipe: Optional[str]) -> Callable[[], tuple]:
