@@ -131,6 +131,18 @@ TEST_P(Quantized, RaggedKEveryFormatLayoutAndEdgeSize) {
   }
 }
 
+// Weight gradients as G separate matrices (a pointer array), for every
+// ragged-K pair (the portable path, and whichever path auto takes).
+TEST_P(Quantized, RaggedKPerExpertOutputs) {
+  for (const FormatPair& formats : kRaggedKPairs) {
+    GemmSpec s = quantized_spec(GG_OP_RAGGED_K, formats, GG_LAYOUT_T, GG_LAYOUT_T,
+                                {0, 1, 31, 33, 0});
+    s.pointer_array = true;
+    s.beta.value = 1.0f;
+    run_and_check(s, path(), stream());
+  }
+}
+
 // One case of each format pair and op: what scripts/sanitize.sh runs
 // (its filter takes the "Small" cases) under memcheck, racecheck and synccheck.
 TEST_P(Quantized, SmallEveryFormatPair) {

@@ -14,7 +14,7 @@
 // its edge, spanning several k-steps, P and Q tails, 1 and 256 groups, fp32
 // accumulation (beta 1) and bf16 outputs, bad sizes, graph replays. Random
 // codes and scales, poisoned rows outside the groups, guard bands
-// (GemmCase). GG_PATH_AUTO takes the sm90 path for these; what it refuses
+// (GemmCase); stacked and per-expert outputs. GG_PATH_AUTO takes the sm90 path for these; what it refuses
 // is refused by name. The suite sets
 // GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the kernels
 // (kernels/verified_kernels.h).
@@ -222,6 +222,24 @@ TEST_P(Sm90Decoded, WeightGradientBf16OutputAlphaAnd256Groups) {
 TEST_P(Sm90Decoded, SmallWeightGradientEveryPair) {
   for (const FormatPair& formats : kTokenPairs) {
     run_and_check(token_spec(formats, kTokenShapes[0], {1, 0, 31, 200, 3}), path(), stream());
+  }
+}
+
+// Weight gradients as G separate matrices (a pointer array), accumulated
+// into fp32, and as bf16.
+TEST_P(Sm90Decoded, WeightGradientPerExpertOutputs) {
+  for (const FormatPair& formats : {kTokenPairs[0], kTokenPairs[4]}) {
+    for (const auto& [name, sizes] : kTokenShapes[0].sizes) {
+      SCOPED_TRACE(name);
+      GemmSpec s = token_spec(formats, kTokenShapes[0], sizes);
+      s.pointer_array = true;
+      s.beta.value = 1.0f;
+      run_and_check(s, path(), stream());
+    }
+    GemmSpec bf16 = token_spec(formats, kTokenShapes[1], kTokenShapes[1].sizes.front().second);
+    bf16.pointer_array = true;
+    bf16.out = GG_DTYPE_BF16;
+    run_and_check(bf16, path(), stream());
   }
 }
 

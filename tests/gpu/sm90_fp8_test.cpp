@@ -176,6 +176,19 @@ TEST_P(Sm90Fp8, RaggedKBf16OutputWithoutBeta) {
 
 // One case of each pair and op: what scripts/sanitize.sh runs (its filter
 // takes the "Small" cases) under memcheck, racecheck and synccheck.
+// Weight gradients as G separate matrices (a pointer array, as frameworks
+// that keep one parameter per expert hold them), accumulated into fp32.
+TEST_P(Sm90Fp8, RaggedKPerExpertOutputs) {
+  for (const FormatPair& formats : {kPairs[0], kPairs[2]}) {
+    for (const Shape& shape : {kRaggedKShapes[1], kRaggedKShapes[2]}) {
+      GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, shape, shape.sizes.front().second);
+      s.pointer_array = true;
+      s.beta.value = 1.0f;
+      run_and_check(s, path(), stream());
+    }
+  }
+}
+
 TEST_P(Sm90Fp8, SmallEveryFormatPair) {
   run_and_check(fp8_spec(GG_OP_RAGGED_M, {kE5m2Blocks1x128, kE4m3Blocks128x128},
                          kRaggedMShapes[1], {1, 0, 31, 200}),

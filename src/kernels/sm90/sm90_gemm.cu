@@ -229,7 +229,7 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
 // can): both operands' columnwise copies [P, M] and [Q, M] (tokens
 // contiguous), of one block size (MX32 or NV16) along the tokens, with or
 // without fp32 tensor or group scales; 16-byte aligned data and rows;
-// stacked outputs.
+// stacked or per-expert outputs (the epilogue's, whatever the operands).
 std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& formats) {
   const auto blocks = [](const gg_tensor& t) {
     return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NV16;
@@ -243,10 +243,6 @@ std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& for
     return formats + ": the sm90 decoding kernels read the weight gradient's operands as the "
                      "quantizer's columnwise copies: lhs and rhs must be GG_LAYOUT_T ([P, M] "
                      "and [Q, M], the tokens contiguous; the portable path takes the others)";
-  }
-  if ((d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
-    return formats + ": per-expert weight gradients (a pointer array) of decoded operands run "
-                     "on the portable path";
   }
   const auto aligned = [](const gg_tensor& t) {
     return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
