@@ -151,6 +151,15 @@ Sm90Decode decode_of(const gg_gemm_desc& d) {
   return d.lhs.dtype == GG_DTYPE_BF16 ? Sm90Decode::kRhs : Sm90Decode::kBoth;
 }
 
+// Whether TMA reads the quantized `t` of `rank` dimensions: its data and
+// every stride but the innermost a multiple of 16 bytes.
+bool codes_aligned(const gg_tensor& t, int rank) {
+  const int64_t bits = portable::element_bits(t.dtype);
+  bool ok = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
+  for (int i = 0; i + 1 < rank; ++i) ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
+  return ok;
+}
+
 // Launches the plan's instance for the element types of `d`.
 gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan, bool a_kmajor,
                          bool b_kmajor, int sm_count, cudaStream_t stream) {
@@ -213,12 +222,7 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
     return formats + ": per-expert fp8 weights (a pointer array) run on the portable path";
   }
   // TMA reads rows that start on 16 bytes; the portable path takes the rest.
-  const auto aligned = [](const gg_tensor& t, int rank) {
-    bool ok = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-    for (int i = 0; i + 1 < rank; ++i) ok = ok && t.strides[i] % 16 == 0;
-    return ok;
-  };
-  if (!aligned(d.lhs, 2) || !aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
+  if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
     return formats + ": the sm90 fp8 kernels need 16-byte aligned data and row strides (the "
                      "portable path takes any)";
   }
@@ -244,11 +248,7 @@ std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& for
                      "quantizer's columnwise copies: lhs and rhs must be GG_LAYOUT_T ([P, M] "
                      "and [Q, M], the tokens contiguous; the portable path takes the others)";
   }
-  const auto aligned = [](const gg_tensor& t) {
-    return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
-           (t.strides[0] * portable::element_bits(t.dtype) / 8) % 16 == 0;
-  };
-  if (!aligned(d.lhs) || !aligned(d.rhs)) {
+  if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, 2)) {
     return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows (the "
                      "portable path takes any)";
   }
@@ -282,11 +282,7 @@ std::string decoded_refusal(const gg_gemm_desc& d) {
   const auto fits = [&](const gg_tensor& t, int rank) {
     if (!portable::is_quantized(t.dtype)) return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
                                                  t.strides[0] % 8 == 0;
-    const int64_t bits = portable::element_bits(t.dtype);
-    bool ok = reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
-              k % raw_chunk_elements(t.dtype) == 0;
-    for (int i = 0; i + 1 < rank; ++i) ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
-    return ok;
+    return codes_aligned(t, rank) && k % raw_chunk_elements(t.dtype) == 0;
   };
   if (!fits(d.lhs, 2) || !fits(d.rhs, 3)) {
     return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows, and K a "
