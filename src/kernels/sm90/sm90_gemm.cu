@@ -233,7 +233,8 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
 // can): both operands' columnwise copies [P, M] and [Q, M] (tokens
 // contiguous), of one block size (MX32 or NV16) along the tokens, with or
 // without fp32 tensor or group scales; 16-byte aligned data and rows;
-// stacked or per-expert outputs (the epilogue's, whatever the operands).
+// stacked or per-expert outputs (the epilogue's per-expert maps, whatever
+// the operands; per-expert outputs answer once their GPU tests pass).
 std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& formats) {
   const auto blocks = [](const gg_tensor& t) {
     return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NV16;
@@ -251,6 +252,9 @@ std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& for
   if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, 2)) {
     return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows (the "
                      "portable path takes any)";
+  }
+  if ((d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+    return unverified_kernel_refusal("the sm90 decoding kernels for per-expert weight gradients");
   }
   return unverified_kernel_refusal("the sm90 decoding kernels for the weight gradient");
 }
