@@ -192,12 +192,15 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
                      "product's transpose swaps the operands, and the portable path takes "
                      "every pair)";
   }
+  const bool token_blocks = d.op == GG_OP_RAGGED_K && d.lhs.block_scaling == GG_BLOCK_1X128 &&
+                            d.rhs.block_scaling == GG_BLOCK_1X128;
   if (block_scaled(d)) {
-    if (d.op != GG_OP_RAGGED_M || d.lhs.block_scaling != GG_BLOCK_1X128 ||
-        d.rhs.block_scaling != GG_BLOCK_128X128) {
+    const bool k_blocks = d.op == GG_OP_RAGGED_M && d.lhs.block_scaling == GG_BLOCK_1X128 &&
+                          d.rhs.block_scaling == GG_BLOCK_128X128;
+    if (!k_blocks && !token_blocks) {
       return formats + " is not supported (fp8 blocks: ragged-M 1x128 activations x 128x128 "
-                       "weights; GG_PATH_REFERENCE computes the others, e.g. the weight "
-                       "gradient's 1x128 x 1x128)";
+                       "weights, ragged-K 1x128 x 1x128 along the tokens; GG_PATH_REFERENCE "
+                       "computes the others)";
     }
   } else {
     for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
@@ -221,10 +224,14 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
     return formats + ": per-expert fp8 weights (a pointer array) run on the portable path";
   }
-  // TMA reads rows that start on 16 bytes; the portable path takes the rest.
+  // TMA reads rows that start on 16 bytes; the portable path takes the rest
+  // (but fp8 blocks, which only GG_PATH_REFERENCE computes elsewhere).
   if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
-    return formats + ": the sm90 fp8 kernels need 16-byte aligned data and row strides (the "
-                     "portable path takes any)";
+    return formats + ": the sm90 fp8 kernels need 16-byte aligned data and row strides" +
+           (block_scaled(d) ? "" : " (the portable path takes any)");
+  }
+  if (token_blocks) {
+    return unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
   }
   return unverified_kernel_refusal("the sm90 fp8 kernels");
 }
