@@ -444,16 +444,18 @@ def lowered(platform, fn, *specs):
 
 
 def test_a_gpu_refuses_quantized_products_when_lowered_for_it():
-    """No GPU path runs the fp8 1x128 x 1x128 weight gradient yet: lowered
-    for a GPU, NotSupported, naming both paths, no fallback; lowered for
-    the CPU, the reference runs it."""
-    specs = (_quantized_spec("fp8_e4m3_1x128", (M, P), columnwise=True),
-             _quantized_spec("fp8_e4m3_1x128", (M, Q), columnwise=True), SIZES_SPEC)
-    wgrad = lambda a, b, s: ggj.ragged_dot_k(a, b, s)  # noqa: E731
-    jax.eval_shape(wgrad, *specs)  # tracing decides nothing
-    lowered("cpu", wgrad, *specs)
-    with pytest.raises(NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "):
-        lowered("cuda", wgrad, *specs)
+    """No GPU path runs fp8 1x128 x 128x128 with weights [G, K, N] (fp8
+    wgmma reads K-major weights, and the portable path has no promotion
+    every 128 of K): lowered for a GPU, NotSupported, naming both paths,
+    no fallback; lowered for the CPU, the reference runs it."""
+    specs = (_quantized_spec("fp8_e4m3_1x128", (M, K)),
+             _quantized_spec("fp8_e4m3_128x128", (G, K, N), sizes=False), SIZES_SPEC)
+    fprop = lambda a, b, s: ggj.ragged_dot(a, b, s)  # noqa: E731
+    jax.eval_shape(fprop, *specs)  # tracing decides nothing
+    lowered("cpu", fprop, *specs)
+    with pytest.raises(NotSupported, match=r"no GPU path runs this product: portable: .*; sm90: "
+                                           r".*rhs must be GG_LAYOUT_T"):
+        lowered("cuda", fprop, *specs)
 
 
 @needs_gpu
@@ -463,13 +465,13 @@ def test_where_the_inputs_are_placed_decides_not_the_default_device():
     cpu = jax.devices("cpu")[0]
     sizes = jax.device_put(jnp.asarray(SIZE_SETS["full"], jnp.int32), cpu)
     rng = np.random.default_rng(5)
-    a, b = (jax.device_put(jnp.asarray(rng.standard_normal((M, n)), jnp.bfloat16), cpu)
-            for n in (P, Q))
+    x, w = (jax.device_put(jnp.asarray(rng.standard_normal(shape), jnp.bfloat16), cpu)
+            for shape in ((M, K), (G, K, N)))
     with jax.default_device(GPU):
-        qa, qb = (ggj.grouped_quantize(x, sizes, columnwise="fp8_e4m3_1x128").columnwise
-                  for x in (a, b))
-        out = jax.jit(lambda u, v, s: ggj.ragged_dot_k(u, v, s))(qa, qb, sizes)
-    assert out.devices() == {cpu} and out.shape == (G, P, Q)
+        qx = ggj.grouped_quantize(x, sizes, rowwise="fp8_e4m3_1x128").rowwise
+        qw = ggj.grouped_quantize(w, rowwise="fp8_e4m3_128x128").rowwise
+        out = jax.jit(lambda u, v, s: ggj.ragged_dot(u, v, s))(qx, qw, sizes)
+    assert out.devices() == {cpu} and out.shape == (M, N)
 
 
 def test_a_gpu_accepts_what_its_paths_run():
