@@ -60,19 +60,19 @@ def test_forward_and_gradients_follow_the_recipe(recipe, sizes, main_grad):
     check_recipe_step(recipe, SIZES[sizes], main_grad, "cpu")
 
 
-def check_recipe_step(recipe, sizes, main_grad, device):
-    """One forward + backward of GroupedLinear(recipe=) on `device`, every
-    result against the model of the recipe."""
+def check_recipe_step(recipe, sizes, main_grad, device, tokens=M):
+    """One forward + backward of GroupedLinear(recipe=) on `device` over
+    `tokens` rows, every result against the model of the recipe."""
     torch.manual_seed(0)
     layer = ggt.GroupedLinear(G, IN, OUT, dtype=torch.bfloat16, main_grad=main_grad,
                               recipe=recipe, device=device)
     start = _input((G, OUT, IN), 1).float().to(device)
     if main_grad:
         layer.weight.main_grad.copy_(start)
-    x = _input((M, IN), 2).to(device).requires_grad_()
+    x = _input((tokens, IN), 2).to(device).requires_grad_()
     group_sizes = torch.tensor(sizes, dtype=torch.int32, device=device)
     y = layer(x, group_sizes)
-    dy = _input((M, OUT), 3).to(device)
+    dy = _input((tokens, OUT), 3).to(device)
     y.backward(dy)
 
     # The model: each operand in its product's format, in float64.
@@ -81,7 +81,7 @@ def check_recipe_step(recipe, sizes, main_grad, device):
     w_row, w_col = _copies(layer.weight.detach(), None, r.fprop_w, r.dgrad_w)
     dy_row, dy_col = _copies(dy, sizes, r.dgrad_dy, r.wgrad_dy)
     bias = _numpy(layer.bias)
-    group = fq.group_of_tokens(M, sizes)
+    group = fq.group_of_tokens(tokens, sizes)
     bias_rows = np.where(group[:, None] >= 0, bias[group], np.nan)
 
     want = fq.ragged_m(x_row, w_row, sizes, "nk") + bias_rows
@@ -102,11 +102,11 @@ def check_recipe_step(recipe, sizes, main_grad, device):
         assert layer.weight.grad is None
         fq.assert_fp32_accumulation(
             _numpy(layer.weight.main_grad), want + _numpy(start), magnitude + _numpy(start.abs()),
-            M + 1, fp8_cores=wgrad_fp8_cores,
+            tokens + 1, fp8_cores=wgrad_fp8_cores,
         )
     else:
         assert layer.weight.grad.dtype == torch.bfloat16
-        fq.assert_fp32_accumulation(_numpy(layer.weight.grad), want, magnitude, M, BF16,
+        fq.assert_fp32_accumulation(_numpy(layer.weight.grad), want, magnitude, tokens, BF16,
                                     wgrad_fp8_cores)
 
     dy64 = _numpy(dy)
@@ -114,7 +114,7 @@ def check_recipe_step(recipe, sizes, main_grad, device):
     want = np.stack([dy64[starts[g] : starts[g] + s].sum(0) for g, s in enumerate(sizes)])
     magnitude = np.stack([np.abs(dy64[starts[g] : starts[g] + s]).sum(0)
                           for g, s in enumerate(sizes)])
-    fq.assert_fp32_accumulation(_numpy(layer.bias.grad), want, magnitude, M, BF16)
+    fq.assert_fp32_accumulation(_numpy(layer.bias.grad), want, magnitude, tokens, BF16)
 
 
 def test_inference_quantizes_the_forward_operands_only():
