@@ -469,8 +469,21 @@ TEST(BuildPaths, Sm90Fp8NeedsKMajorAlignedOperandsAndVerifiedKernels) {
     GemmProblem p = ragged_m_problem();
     set_operand_formats(&p, e4m3);
     make_pointer_array(&p.arena, &p.desc.rhs);
-    EXPECT_THAT(refusal(p), HasSubstr("per-expert fp8 weights (a pointer array) run on the "
-                                      "portable path"));
+    EXPECT_EQ(refusal(p), "");  // with the opt-in
+    const UnverifiedKernelsVariable unset(nullptr);
+    const std::string gate =
+        gg::unverified_kernel_refusal("the sm90 fp8 kernels for per-expert weights");
+    EXPECT_EQ(refusal(p), gate.empty() ? "" : "sm90 path: " + gate);
+  }
+  {  // per-expert MX weights: the decoding kernels, through per-expert maps
+    GemmProblem p = ragged_m_problem();
+    set_operand_formats(&p, {GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_DTYPE_E4M3, GG_BLOCK_MX32});
+    make_pointer_array(&p.arena, &p.desc.rhs);
+    EXPECT_EQ(refusal(p), "");
+    const UnverifiedKernelsVariable unset(nullptr);
+    const std::string gate =
+        gg::unverified_kernel_refusal("the sm90 decoding kernels for per-expert weights");
+    EXPECT_EQ(refusal(p), gate.empty() ? "" : "sm90 path: " + gate);
   }
   {
     GemmProblem p = ragged_k_problem();  // both layout N: tokens as rows

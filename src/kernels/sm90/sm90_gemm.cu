@@ -152,11 +152,16 @@ Sm90Decode decode_of(const gg_gemm_desc& d) {
 }
 
 // Whether TMA reads the quantized `t` of `rank` dimensions: its data and
-// every stride but the innermost a multiple of 16 bytes.
+// every stride but the innermost a multiple of 16 bytes. Of a pointer array
+// (per-expert matrices) only the row stride: its data is the array, and each
+// expert's address is the caller's contract (16-byte aligned, expert_maps.h).
 bool codes_aligned(const gg_tensor& t, int rank) {
   const int64_t bits = portable::element_bits(t.dtype);
-  bool ok = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-  for (int i = 0; i + 1 < rank; ++i) ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
+  const bool pointers = (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
+  bool ok = pointers || reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
+  for (int i = pointers ? rank - 2 : 0; i + 1 < rank; ++i) {
+    ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
+  }
   return ok;
 }
 
@@ -221,9 +226,6 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
                             "GG_LAYOUT_T ([P, M] and [Q, M], the tokens contiguous: the "
                             "quantizer's columnwise copies)");
   }
-  if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
-    return formats + ": per-expert fp8 weights (a pointer array) run on the portable path";
-  }
   // TMA reads rows that start on 16 bytes; the portable path takes the rest
   // (but fp8 blocks, which only GG_PATH_REFERENCE computes elsewhere).
   if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
@@ -232,6 +234,9 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   }
   if (token_blocks) {
     return unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
+  }
+  if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+    return unverified_kernel_refusal("the sm90 fp8 kernels for per-expert weights");
   }
   return unverified_kernel_refusal("the sm90 fp8 kernels");
 }
@@ -284,9 +289,6 @@ std::string decoded_refusal(const gg_gemm_desc& d) {
     return formats + ": the sm90 decoding kernels read K-major weights: rhs must be "
                      "GG_LAYOUT_T ([G, N, K]; the portable path takes [G, K, N])";
   }
-  if ((d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
-    return formats + ": per-expert quantized weights (a pointer array) run on the portable path";
-  }
   // TMA reads rows that start on 16 bytes; a decoded chunk of codes lies
   // wholly inside K (decode_stage.cuh).
   const int64_t k = d.lhs.shape[1];
@@ -298,6 +300,9 @@ std::string decoded_refusal(const gg_gemm_desc& d) {
   if (!fits(d.lhs, 2) || !fits(d.rhs, 3)) {
     return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows, and K a "
                      "multiple of 16 (fp8) or 32 (e2m1) (the portable path takes any)";
+  }
+  if ((d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+    return unverified_kernel_refusal("the sm90 decoding kernels for per-expert weights");
   }
   return unverified_kernel_refusal("the sm90 decoding kernels");
 }
@@ -451,14 +456,15 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     a_kmajor = true;
     // Per-expert weights: one expert's matrix, over the maps' own address
     // until each copy takes its expert's (expert_maps.h).
-    if (decoded) {  // the codes of quantized operands, stacked K-major weights
+    if (decoded) {  // the codes of quantized operands, K-major weights
       const bool lhs_decoded = portable::is_quantized(d.lhs.dtype);
       ok = (lhs_decoded ? raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
                                           d.lhs.strides[0], 0, block_m, false, &why)
                         : operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
                                       d.lhs.strides[0], 0, true, block_m, &why)) &&
-           raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, k, n, d.num_groups,
-                           d.rhs.strides[1], d.rhs.strides[0], block_n, false, &why);
+           raw_operand_map(&p.b_map, d.rhs.dtype, expert_maps ? expert_maps : d.rhs.data, k, n,
+                           expert_maps ? 1 : d.num_groups, d.rhs.strides[1], d.rhs.strides[0],
+                           block_n, false, &why);
     } else {
       ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
                        block_m, &why) &&
