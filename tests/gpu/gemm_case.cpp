@@ -167,9 +167,6 @@ GemmCase::GemmCase(GemmSpec spec, gg_path path)
       offsets_(optional_array("offsets", encode_indices(spec_.offsets, spec_.index_type))),
       alpha_(optional_array("alpha", encode_floats(spec_.alpha.per_group))),
       beta_(optional_array("beta", encode_floats(spec_.beta.per_group))) {
-  if (quantized() && spec_.pointer_array && spec_.op == GG_OP_RAGGED_M) {
-    throw std::logic_error("quantized weights as pointer arrays are not in this harness");
-  }
   if (spec_.bias) {
     const TensorLayout layout{*spec_.bias, 0, groups_of(spec_), spec_.n, spec_.padding, false};
     bias_.emplace("bias", layout);
@@ -328,6 +325,22 @@ void GemmCase::fill_scales(const Operand& operand, const std::string& name,
     } else {
       scales->blocks.emplace(name + " block scales", std::move(bytes));
     }
+    if (layout.pointer_array) {  // each expert's scales at its own address
+      const int64_t matrix_bytes = shape[0] * shape[1] * scale_entry_bytes(format->block);
+      std::vector<uint8_t> table(static_cast<size_t>(matrices) * sizeof(void*));
+      scales->host_block_pointers.clear();
+      for (int64_t g = 0; g < matrices; ++g) {
+        void* device = static_cast<uint8_t*>(scales->blocks->data()) + g * matrix_bytes;
+        memcpy(table.data() + g * sizeof(void*), &device, sizeof device);
+        scales->host_block_pointers.push_back(
+            const_cast<uint8_t*>(scales->blocks->host().data()) + g * matrix_bytes);
+      }
+      if (scales->block_pointers) {
+        scales->block_pointers->assign(std::move(table));
+      } else {
+        scales->block_pointers.emplace(name + " block scale pointers", std::move(table));
+      }
+    }
   }
   if (format->extent != GG_SCALE_NONE) {
     std::vector<float> values(format->extent == GG_SCALE_GROUP ? static_cast<size_t>(groups) : 1);
@@ -348,7 +361,12 @@ void GemmCase::describe_format(gg_tensor* t, const std::optional<QuantizeFormatS
   auto address = [device](const DeviceArray& array) {
     return device ? array.data() : const_cast<uint8_t*>(array.host().data());
   };
-  if (scales.blocks) t->block_scales = address(*scales.blocks);
+  if (scales.block_pointers) {
+    t->block_scales = device ? scales.block_pointers->data()
+                             : const_cast<void**>(scales.host_block_pointers.data());
+  } else if (scales.blocks) {
+    t->block_scales = address(*scales.blocks);
+  }
   if (scales.scale) t->scale = static_cast<float*>(address(*scales.scale));
 }
 
@@ -674,7 +692,8 @@ void GemmCase::expect_correct(Match match) {
   if (bias_) bias_->expect_device_unchanged();
   sizes_.expect_intact();
   for (const auto* array : {&offsets_, &alpha_, &beta_, &lhs_scales_.blocks, &lhs_scales_.scale,
-                            &rhs_scales_.blocks, &rhs_scales_.scale}) {
+                            &rhs_scales_.blocks, &rhs_scales_.scale,
+                            &rhs_scales_.block_pointers}) {
     if (*array) (*array)->expect_intact();
   }
 

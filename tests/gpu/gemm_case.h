@@ -112,6 +112,10 @@ class GemmCase {
   struct OperandScales {
     std::optional<DeviceArray> blocks;
     std::optional<DeviceArray> scale;
+    // Per-expert weights (a pointer array): the address of each matrix's
+    // block scales in `blocks`, on the device and on the host.
+    std::optional<DeviceArray> block_pointers;
+    std::vector<void*> host_block_pointers;
   };
 
   gg_status last_status_ = GG_STATUS_SUCCESS;

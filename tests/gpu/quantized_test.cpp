@@ -131,6 +131,19 @@ TEST_P(Quantized, RaggedKEveryFormatLayoutAndEdgeSize) {
   }
 }
 
+// Weights as G separate matrices (a pointer array, their block scales
+// too), for every ragged-M pair and both weight layouts.
+TEST_P(Quantized, RaggedMPerExpertWeights) {
+  for (const FormatPair& formats : kRaggedMPairs) {
+    for (gg_layout rhs_layout : {GG_LAYOUT_N, GG_LAYOUT_T}) {
+      GemmSpec s = quantized_spec(GG_OP_RAGGED_M, formats, GG_LAYOUT_N, rhs_layout,
+                                  {0, 1, 31, 33, 0});
+      s.pointer_array = true;
+      run_and_check(s, path(), stream());
+    }
+  }
+}
+
 // Weight gradients as G separate matrices (a pointer array), for every
 // ragged-K pair (the portable path, and whichever path auto takes).
 TEST_P(Quantized, RaggedKPerExpertOutputs) {

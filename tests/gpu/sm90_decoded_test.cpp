@@ -190,6 +190,23 @@ TEST_P(Sm90Decoded, GraphReplaysWithChangedSizes) {
   }
 }
 
+// Weights as G separate matrices (a pointer array, as frameworks that keep
+// one parameter per expert hold them), their block scales too: loaded
+// through per-expert maps; on both tiles, and in a graph replayed after the
+// sizes changed and the matrices moved.
+TEST_P(Sm90Decoded, PerExpertWeights) {
+  for (const FormatPair& formats : {kPairs[0], kPairs[3], kPairs[4], kPairs[7], kPairs[9]}) {
+    for (const Shape& shape : kShapes) {
+      GemmSpec s = decoded_spec(formats, shape, shape.sizes.front().second);
+      s.pointer_array = true;
+      run_and_check(s, path(), stream());
+    }
+    GemmSpec replayed = decoded_spec(formats, kShapes[0], {1, 0, 31, 33});
+    replayed.pointer_array = true;
+    expect_replays_correct(path(), stream(), replayed, {{0, 0, 400, 0}, {17, 0, 1, 300}});
+  }
+}
+
 TEST_P(Sm90Decoded, WeightGradientEveryPairAndEdgeSize) {
   for (const FormatPair& formats : kTokenPairs) {
     for (const Shape& shape : kTokenShapes) {

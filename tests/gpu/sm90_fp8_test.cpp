@@ -154,6 +154,24 @@ TEST_P(Sm90Fp8, RaggedMBiasBetaBf16OutputAndZeroedRows) {
   }
 }
 
+// Weights as G separate matrices (a pointer array, as frameworks that keep
+// one parameter per expert hold them), their block scales too: loaded
+// through per-expert maps; on every tile, and in a graph replayed after the
+// sizes changed and the matrices moved.
+TEST_P(Sm90Fp8, RaggedMPerExpertWeights) {
+  for (const FormatPair& formats :
+       {kPairs[0], kPairs[2], FormatPair{kE5m2Blocks1x128, kE4m3Blocks128x128}}) {
+    for (const Shape& shape : kRaggedMShapes) {
+      GemmSpec s = fp8_spec(GG_OP_RAGGED_M, formats, shape, shape.sizes.front().second);
+      s.pointer_array = true;
+      run_and_check(s, path(), stream());
+    }
+    GemmSpec replayed = fp8_spec(GG_OP_RAGGED_M, formats, kRaggedMShapes[1], {1, 0, 31, 33});
+    replayed.pointer_array = true;
+    expect_replays_correct(path(), stream(), replayed, {{0, 0, 384, 0}, {17, 0, 1, 300}});
+  }
+}
+
 TEST_P(Sm90Fp8, RaggedKEveryInstanceAndEdgeSize) {
   for (const FormatPair& formats : kPairs) {
     for (const Shape& shape : kRaggedKShapes) {
