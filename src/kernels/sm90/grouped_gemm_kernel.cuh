@@ -2,7 +2,8 @@
 //   ragged-M  out[g rows] = alpha_g * lhs[g rows] * op(rhs[g]) + beta_g * out[g rows] + bias[g]
 //   ragged-K  out[g]      = alpha_g * lhs[g rows]^T * rhs[g rows] + beta_g * out[g]
 // Operands bf16/fp16, or fp8 (e4m3 / e5m2) with their fp32 tensor, group or
-// rowwise scales applied to the accumulators in the epilogue. Contraction
+// rowwise scales applied to the accumulators in the epilogue, or fp32 block
+// scales promoted every k-step. Contraction
 // steps are counted in bytes: a k-step is 128 bytes of each operand row (64
 // 16-bit or 128 fp8 elements), so the TMA boxes, the 128-byte swizzle, the
 // smem descriptors and the stages are one layout for every element type, and

@@ -2,9 +2,10 @@
 // path takes, the TMA maps of the operands and the output, the plan's tile,
 // and the launch of the instance it names. bf16/fp16 operands in every
 // layout; fp8 (e4m3 x e4m3, e5m2 x e4m3) with tensor, group or rowwise
-// scales in K-major layouts, which fp8 wgmma needs: ragged-M weights
-// [G, N, K] (layout T), ragged-K operands [P, M] and [Q, M] (layout T, the
-// quantizer's columnwise copies); MX and NV blocks and quantized weights
+// scales, or 1x128 x 128x128 (ragged-M) and 1x128 x 1x128 (ragged-K)
+// blocks, in K-major layouts, which fp8 wgmma needs: ragged-M weights
+// [G, N, K] (layout T, stacked or per expert), ragged-K operands [P, M]
+// and [Q, M] (layout T, the quantizer's columnwise copies); MX and NV blocks and quantized weights
 // with bf16 activations, ragged-M with weights [G, N, K], and MX and NV
 // blocks ragged-K along the tokens of columnwise copies [P, M] and [Q, M],
 // decoded into bf16 tiles (decode_stage.cuh). Quantized kernels answer
