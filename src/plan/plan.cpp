@@ -94,9 +94,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   }
   // Decoded tokens run whole k-steps on single CTAs: their decode zeroes a
   // step's tokens past the group, and the raw codes leave no room for pairs.
-  // So do fp8 1 x 128 blocks along the tokens: a step is one block.
   const bool sparse_k = shape.op == GG_OP_RAGGED_K && decode == Sm90Decode::kNone &&
-                        !shape.block_scaled && shape.k < kSm90SparseKTokens * shape.groups;
+                        shape.k < kSm90SparseKTokens * shape.groups;
   if (sparse_k) {
     reason += ", sparse k: groups average " + std::to_string(shape.k / shape.groups) + " tokens";
   }

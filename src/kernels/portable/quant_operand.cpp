@@ -9,10 +9,12 @@ QuantOperand quant_operand_of(const gg_tensor& t, bool depth_along_cols, const g
   q.dtype = t.dtype;
   q.scaling = t.block_scaling;
   q.block_scales = t.block_scales;
-  q.scale_pointers = t.rank == 3 && (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
   q.extent = t.scale_extent;
   q.scale = t.scale;
   if (t.block_scaling == GG_BLOCK_NONE) return q;
+  // Per-expert block scales: an array of G pointers (none without blocks,
+  // so group_scales never reads an absent array).
+  q.scale_pointers = t.rank == 3 && (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
   const bool ragged = d.op == GG_OP_RAGGED_K;
   const int64_t rows = t.shape[t.rank - 2];
   const int64_t cols = t.shape[t.rank - 1];

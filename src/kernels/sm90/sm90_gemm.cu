@@ -2,11 +2,11 @@
 // path takes, the TMA maps of the operands and the output, the plan's tile,
 // and the launch of the instance it names. bf16/fp16 operands in every
 // layout; fp8 (e4m3 x e4m3, e5m2 x e4m3) with tensor, group or rowwise
-// scales, or 1x128 x 128x128 (ragged-M) and 1x128 x 1x128 (ragged-K)
-// blocks, in K-major layouts, which fp8 wgmma needs: ragged-M weights
-// [G, N, K] (layout T, stacked or per expert), ragged-K operands [P, M]
-// and [Q, M] (layout T, the quantizer's columnwise copies); MX and NV blocks and quantized weights
-// with bf16 activations, ragged-M with weights [G, N, K], and MX and NV
+// scales, or 1x128 x 128x128 blocks (ragged-M), in K-major layouts, which
+// fp8 wgmma needs: ragged-M weights [G, N, K] (layout T, stacked or per
+// expert), ragged-K operands [P, M] and [Q, M] (layout T, the quantizer's
+// columnwise copies); MX and NV blocks and quantized weights with bf16
+// activations, ragged-M with weights [G, N, K] (stacked or per expert), and MX and NV
 // blocks ragged-K along the tokens of columnwise copies [P, M] and [Q, M],
 // decoded into bf16 tiles (decode_stage.cuh). Quantized kernels answer
 // users once verified (kernels/verified_kernels.h).
@@ -198,15 +198,16 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
                      "product's transpose swaps the operands, and the portable path takes "
                      "every pair)";
   }
-  const bool token_blocks = d.op == GG_OP_RAGGED_K && d.lhs.block_scaling == GG_BLOCK_1X128 &&
-                            d.rhs.block_scaling == GG_BLOCK_1X128;
   if (block_scaled(d)) {
-    const bool k_blocks = d.op == GG_OP_RAGGED_M && d.lhs.block_scaling == GG_BLOCK_1X128 &&
-                          d.rhs.block_scaling == GG_BLOCK_128X128;
-    if (!k_blocks && !token_blocks) {
+    // The weight gradient's 1x128 x 1x128 blocks restart at each group's
+    // first token, which lies off the 16-byte boundaries where TMA boxes of
+    // K-major operands must start (an unaligned box is an illegal
+    // instruction on an H100): a k-step would hold parts of two blocks.
+    if (d.op != GG_OP_RAGGED_M || d.lhs.block_scaling != GG_BLOCK_1X128 ||
+        d.rhs.block_scaling != GG_BLOCK_128X128) {
       return formats + " is not supported (fp8 blocks: ragged-M 1x128 activations x 128x128 "
-                       "weights, ragged-K 1x128 x 1x128 along the tokens; GG_PATH_REFERENCE "
-                       "computes the others)";
+                       "weights; GG_PATH_REFERENCE computes the others, e.g. the weight "
+                       "gradient's 1x128 x 1x128)";
     }
   } else {
     for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
@@ -232,9 +233,6 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
     return formats + ": the sm90 fp8 kernels need 16-byte aligned data and row strides" +
            (block_scaled(d) ? "" : " (the portable path takes any)");
-  }
-  if (token_blocks) {
-    return unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
   }
   if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
     return unverified_kernel_refusal("the sm90 fp8 kernels for per-expert weights");

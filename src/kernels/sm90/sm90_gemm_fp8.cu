@@ -2,10 +2,9 @@
 // both operands K-major (fp8 wgmma reads no other), the pairs a recipe's
 // products take: e4m3 x e4m3 (forward) and e5m2 x e4m3 (the gradient
 // times the weights in dgrad, times the activations in wgrad). Their fp32
-// tensor, group or rowwise scales are applied in the epilogue; with fp32
-// block scales (1 x 128 x 128 x 128 along K in ragged-M, 1 x 128 x 1 x 128
-// along a group's tokens in ragged-K) each k-step, one block of both, is
-// promoted into the accumulators times its blocks' scales.
+// tensor, group or rowwise scales are applied in the epilogue; with 1 x 128
+// (lhs) x 128 x 128 (rhs) blocks, ragged-M, each k-step is promoted into
+// the accumulators times its blocks' scales.
 #include <cuda_fp8.h>
 
 #include "kernels/sm90/grouped_gemm_kernel.cuh"
