@@ -40,6 +40,15 @@ constexpr const char* kVerified[] = {
     // sm90_decoded_test.cpp, quantized_test.cpp, their compute-sanitizer
     // runs and the torch CUDA tests on an H100 80GB HBM3 on 2026-12-07.
     "the sm90 decoding kernels for the weight gradient",
+    // Per-expert matrices (pointer arrays) on the sm90 kernels: the decoded
+    // weight gradient's outputs, and quantized weights on the fp8 and
+    // decoding kernels (with their block scales as pointer arrays) passed
+    // tests/gpu/sm90_decoded_test.cpp, sm90_fp8_test.cpp, quantized_test.cpp
+    // and graph_test.cpp, and their compute-sanitizer runs, on an H100 80GB
+    // HBM3 on 2026-12-07.
+    "the sm90 decoding kernels for per-expert weight gradients",
+    "the sm90 fp8 kernels for per-expert weights",
+    "the sm90 decoding kernels for per-expert weights",
 };
 
 bool opted_in() {
