@@ -4,9 +4,10 @@
 // last row (those elements read as zero). A start off a 16-byte boundary
 // is an illegal instruction on an H100, which is why the ragged-K kernels
 // start a group's boxes at the boundary before its first token
-// (grouped_gemm_kernel.cuh, decoded_steps.h). Each start loads one box of 128 x 128 bytes into shared memory; the
-// kernel writes it back unswizzled (chunk c of row r lies at c ^ (r % 8)),
-// and the test compares every byte with the source.
+// (grouped_gemm_kernel.cuh, decoded_steps.h). Each start loads one box of
+// 128 x 128 bytes into shared memory; the kernel writes it back unswizzled
+// (chunk c of row r lies at c ^ (r % 8)), and the test compares every byte
+// with the source.
 #include <cuda.h>
 #include <cuda/ptx>
 #include <cuda_runtime_api.h>
@@ -25,7 +26,7 @@ namespace {
 constexpr int kBox = 128;        // rows and bytes of a box
 constexpr int kCols = 300;       // bytes of a source row
 constexpr int kStride = 304;     // a multiple of 16
-constexpr int kRows = 130;       // two rows past the box, to read past the end too
+constexpr int kRows = 130;       // a box's rows and two more: the last box runs past the end
 
 uint8_t source_byte(int r, int c) { return static_cast<uint8_t>((r * 131 + c * 7 + 1) | 1); }
 
