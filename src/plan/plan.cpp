@@ -81,6 +81,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
       tile = Sm90Tile::k64x256;
       reason = "n=" + std::to_string(shape.n) + " > 128, groups average " +
                std::to_string(rows_per_group) + " rows";
+    } else if (decode == Sm90Decode::kFp8Tokens) {
+      reason = "fp8 blocks along the tokens: their boxes leave room for 128 columns a tile";
     } else if (decode != Sm90Decode::kNone) {
       reason = "decoded operands: their raw codes leave room for 128 columns a tile";
     } else if (shape.block_scaled) {
@@ -92,8 +94,9 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
       reason = "G=" + std::to_string(shape.groups) + " too many for the 256-wide tile";
     }
   }
-  // Decoded tokens run whole k-steps on single CTAs: their decode zeroes a
-  // step's tokens past the group, and the raw codes leave no room for pairs.
+  // Decoded tokens, and fp8 blocks along them, run whole k-steps on single
+  // CTAs: the consumers zero a step's tokens past the group as they move
+  // its codes into the tiles, and the boxes leave no room for pairs.
   const bool sparse_k = shape.op == GG_OP_RAGGED_K && decode == Sm90Decode::kNone &&
                         shape.k < kSm90SparseKTokens * shape.groups;
   if (sparse_k) {
@@ -106,8 +109,9 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
               std::to_string(shape.k / shape.groups) + " tokens";
   }
   if (decode != Sm90Decode::kNone) {
-    reason += decode == Sm90Decode::kRhs ? ", rhs decoded into bf16"
-                                         : ", both operands decoded into bf16";
+    reason += decode == Sm90Decode::kRhs          ? ", rhs decoded into bf16"
+              : decode == Sm90Decode::kFp8Tokens ? ", fp8 codes moved to each group's first token"
+                                                 : ", both operands decoded into bf16";
   }
   return Sm90Plan{shape, tile, sm90_tile_config(tile, decode), sparse_k, multicast, reason};
 }

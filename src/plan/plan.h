@@ -46,8 +46,12 @@ constexpr TileConfig tile_config(PortableTile tile) {
 // activations): none, the rhs (weights), or both; kTokens: both, of a
 // ragged-K product (the weight gradient), whose k-steps run along a group's
 // tokens. A stage then also holds each decoded operand's raw codes, 64
-// bytes a row, 80 along tokens (sm90/decoded_steps.h).
-enum class Sm90Decode { kNone, kRhs, kBoth, kTokens };
+// bytes a row, 80 along tokens (sm90/decoded_steps.h). kFp8Tokens: fp8
+// codes of both operands of a ragged-K product with 1 x 128 blocks along
+// the tokens (the fp8 weight gradient), not decoded but moved by the
+// consumers into fp8 tiles from the group's first token, so that a k-step
+// is one block: 144 bytes a row, a step's 128 codes and 16 more.
+enum class Sm90Decode { kNone, kRhs, kBoth, kTokens, kFp8Tokens };
 
 // Static facts of one grouped GEMM, in output terms: the result of group g
 // is an (m x n) block reached by contracting over k.
@@ -127,8 +131,11 @@ struct Sm90TileConfig {
 // TMA, so a stage is released late, and a deeper ring keeps its loads
 // further ahead of the consumers. Along tokens (kTokens, 128 x 128 only) a
 // row's codes take 16 bytes more: a group's first token lies up to 15
-// bytes into its first box.
+// bytes into its first box. fp8 along tokens (kFp8Tokens, 128 x 128 only):
+// a stage of 68 KB (the fp8 tiles and boxes of 144-byte rows) leaves room
+// for two.
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
+  if (decode == Sm90Decode::kFp8Tokens) return Sm90TileConfig{128, 128, 64, 2, 144, 144};
   if (decode != Sm90Decode::kNone) {
     const int block_m = tile == Sm90Tile::k64x256 ? 64 : 128;
     const int block_n = tile == Sm90Tile::k128x128 ? 128 : 256;

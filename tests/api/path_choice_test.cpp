@@ -498,8 +498,11 @@ TEST(BuildPaths, Sm90Fp8NeedsKMajorAlignedOperandsAndVerifiedKernels) {
     p.desc.rhs = view(p.arena.allocate(kQ * 32), GG_DTYPE_E4M3, {kQ, 32});
     set_operand_formats(&p, {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE});
     EXPECT_EQ(refusal(p), "");
-    set_operand_formats(&p, {GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_1X128});
-    EXPECT_THAT(refusal(p), HasSubstr("the weight gradient's 1x128 x 1x128"));
+    // The weight gradient's 1 x 128 blocks along the tokens, e4m3 or e5m2
+    // gradients (validation pairs them with each other only).
+    const OperandFormats token_blocks{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_DTYPE_E4M3, GG_BLOCK_1X128};
+    set_operand_formats(&p, token_blocks);
+    EXPECT_EQ(refusal(p), "");
     set_operand_formats(&p, {GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_DTYPE_E4M3, GG_BLOCK_ROWWISE});
     // Without the opt-in the path answers as the verified list says (they
     // are on it: they passed their GPU tests on an H100).
@@ -507,6 +510,10 @@ TEST(BuildPaths, Sm90Fp8NeedsKMajorAlignedOperandsAndVerifiedKernels) {
     const std::string gate = gg::unverified_kernel_refusal("the sm90 fp8 kernels");
     EXPECT_EQ(gate, "");
     EXPECT_EQ(refusal(p), gate.empty() ? "" : "sm90 path: " + gate);
+    set_operand_formats(&p, token_blocks);
+    const std::string blocks_gate =
+        gg::unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
+    EXPECT_EQ(refusal(p), blocks_gate.empty() ? "" : "sm90 path: " + blocks_gate);
   }
 }
 

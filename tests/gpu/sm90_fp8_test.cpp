@@ -1,7 +1,8 @@
 // fp8 operands on the Hopper path against the CPU reference: e4m3 x e4m3 and
 // e5m2 x e4m3 with tensor, group and rowwise scales, or 1x128 x 128x128
-// blocks (ragged-M), K-major (ragged-M weights [G, N, K], stacked or per
-// expert; ragged-K operands [P, M] and [Q, M], the quantizer's
+// (ragged-M) and 1x128 x 1x128 (ragged-K) blocks, K-major (ragged-M
+// weights [G, N, K], stacked or per expert; ragged-K operands [P, M] and
+// [Q, M], the quantizer's
 // columnwise copies), on sizes that reach every instance the plan picks
 // (128 x 128, 128 x 256, 64 x 256 ragged-M tiles; sparse-K, wide, narrow
 // and cluster-paired ragged-K) and their edges: 0, 1, the 128-row tile +- 1,
@@ -193,6 +194,63 @@ TEST_P(Sm90Fp8, RaggedKBf16OutputWithoutBeta) {
   }
 }
 
+// 1x128 x 1x128 along the tokens (DeepSeek-V3's weight gradient): a
+// group's k-steps start at its first token, each one 128-token block of
+// both operands, promoted with its rows' and columns' block scales (random
+// per block). Groups start at every offset of a 16-byte chunk and end
+// inside a step, span one or several blocks, one hot group, all empty, sum
+// < M; P 200 and Q 96 / 320 leave partial m- and n-tiles.
+const std::vector<FormatPair> kTokenBlockPairs = {{kE4m3Blocks1x128, kE4m3Blocks1x128},
+                                                  {kE5m2Blocks1x128, kE4m3Blocks1x128}};
+const std::vector<Shape> kTokenBlockShapes = {
+    {"narrow", 1024, 200, 96,
+     {{"edges", {0, 1, 127, 129, 0, 255, 257}},
+      {"chunk_offsets", {3, 5, 7, 9, 11, 13, 15, 1, 2, 4, 6, 8, 10, 12, 14, 16}},
+      {"one_hot", {0, 1000, 0}},
+      {"all_empty", {0, 0, 0}}}},
+    {"wide", 640, 200, 320, {{"unaligned", {3, 128, 127, 382}}, {"one_group", {577}}}},
+};
+
+TEST_P(Sm90Fp8, RaggedKTokenBlocksEveryEdgeSize) {
+  for (const FormatPair& formats : kTokenBlockPairs) {
+    for (const Shape& shape : kTokenBlockShapes) {
+      for (const auto& [name, sizes] : shape.sizes) {
+        SCOPED_TRACE(name);
+        GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, shape, sizes);
+        s.beta.value = 1.0f;  // wgrad accumulating into an fp32 main grad
+        run_and_check(s, path(), stream());
+      }
+    }
+    GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, kTokenBlockShapes[1], {3, 128, 127, 382});
+    s.out = GG_DTYPE_BF16;
+    for (int g = 0; g < 4; ++g) s.alpha.per_group.push_back(0.5f + 0.25f * static_cast<float>(g));
+    run_and_check(s, path(), stream());
+  }
+}
+
+// Per-expert outputs, one group and 256, bad sizes, and a graph replayed
+// after the sizes changed.
+TEST_P(Sm90Fp8, RaggedKTokenBlocksOutputsGroupsAndReplays) {
+  for (const FormatPair& formats : kTokenBlockPairs) {
+    const Shape& shape = kTokenBlockShapes[0];
+    GemmSpec experts = fp8_spec(GG_OP_RAGGED_K, formats, shape, {3, 128, 127, 382});
+    experts.pointer_array = true;
+    experts.beta.value = 1.0f;
+    run_and_check(experts, path(), stream());
+    run_and_check(fp8_spec(GG_OP_RAGGED_K, formats, shape, {shape.m}), path(), stream());
+    std::vector<int64_t> sizes(256, 0);
+    for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 37 % 131);
+    GemmSpec many = fp8_spec(GG_OP_RAGGED_K, formats, shape, sizes);
+    many.m = (sum_of(sizes) + 9 + 15) / 16 * 16;
+    run_and_check(many, path(), stream());
+    GemmSpec bad = fp8_spec(GG_OP_RAGGED_K, formats, shape, {-3, 600, 500, 7});
+    bad.expected_flags = GG_DEVICE_NEGATIVE_SIZE | GG_DEVICE_SIZES_EXCEED_ROWS;
+    run_and_check(bad, path(), stream());
+    expect_replays_correct(path(), stream(), fp8_spec(GG_OP_RAGGED_K, formats, shape, {1, 0, 31, 33}),
+                           {{0, 0, 384, 0}, {0, 0, 0, 0}, {17, 0, 1, 300}, {250, 250, 250, 250}});
+  }
+}
+
 // One case of each pair and op: what scripts/sanitize.sh runs (its filter
 // takes the "Small" cases) under memcheck, racecheck and synccheck.
 // Weight gradients as G separate matrices (a pointer array, as frameworks
@@ -211,6 +269,9 @@ TEST_P(Sm90Fp8, RaggedKPerExpertOutputs) {
 TEST_P(Sm90Fp8, SmallEveryFormatPair) {
   run_and_check(fp8_spec(GG_OP_RAGGED_M, {kE5m2Blocks1x128, kE4m3Blocks128x128},
                          kRaggedMShapes[1], {1, 0, 31, 200}),
+                path(), stream());
+  run_and_check(fp8_spec(GG_OP_RAGGED_K, kTokenBlockPairs[1], kTokenBlockShapes[0],
+                         {1, 0, 131, 200}),
                 path(), stream());
   for (const FormatPair& formats : kPairs) {
     run_and_check(fp8_spec(GG_OP_RAGGED_M, formats, kRaggedMShapes[0], {1, 0, 31, 200}), path(),

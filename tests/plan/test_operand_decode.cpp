@@ -347,6 +347,61 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
   }
 }
 
+// The sm90 block-scaled fp8 weight gradient's k-step scales (step_scales.h):
+// 1x128 blocks along the tokens of columnwise copies [P, M] and [Q, M]. A
+// group's k-steps start at its first token, so every element of every group
+// finds, at step (token - start) / 128 from the group's first block column
+// (the prefix of the groups' token blocks, which the kernel's group table
+// counts), the scale the reference multiplies it by. Groups of 0, 1, 128 +
+// 2, 300 (three blocks, the last partial) and 129 tokens.
+TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedK) {
+  const std::vector<int32_t> sizes = {0, 1, 130, 300, 0, 129, 5};
+  const int32_t groups = static_cast<int32_t>(sizes.size());
+  const int64_t tokens = 600, p_rows = 40, q_rows = 24;
+  uint32_t flags = 0;
+  const ref::GroupTable table =
+      ref::read_groups({sizes.data(), nullptr, GG_INDEX_INT32}, groups, tokens, &flags);
+  ASSERT_EQ(flags, 0u);
+  const Format f{GG_DTYPE_E4M3, GG_BLOCK_1X128};
+  QuantTensor lhs(f, 1, p_rows, tokens, 1, true, groups);
+  QuantTensor rhs(f, 1, q_rows, tokens, 1, true, groups);
+  gg_gemm_desc d{};
+  d.op = GG_OP_RAGGED_K;
+  d.num_groups = groups;
+  d.lhs = lhs.view;
+  d.rhs = rhs.view;
+  d.lhs_layout = GG_LAYOUT_T;
+  d.rhs_layout = GG_LAYOUT_T;
+  int first_block = 0;
+  for (int32_t g = 0; g < groups; ++g) {
+    const int64_t start = table.groups[static_cast<size_t>(g)].start;
+    for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
+      const QuantOperand q = quant_operand_of(*t, true, d);
+      const ref::MatrixView m = ref::matrix_of(*t, g);
+      const ref::Region region = ref::group_region(m.rows, m.cols, ref::TokenDim::kCols,
+                                                   table.groups[static_cast<size_t>(g)]);
+      const ref::BlockScales scales =
+          ref::block_scales_of(*t, g, region, true, ref::TokenDim::kCols, table);
+      int64_t checked = 0;
+      ref::for_each_block(region, scales, [&](const ref::Region& block, int64_t index) {
+        const uint8_t* expected = static_cast<const uint8_t*>(scales.base) + index * 4;
+        for (int64_t r = block.row_begin; r < block.row_end; ++r) {
+          for (int64_t c = block.col_begin; c < block.col_end; ++c) {
+            const int step = static_cast<int>((c - start) / 128);
+            const uint8_t* kernel = static_cast<const uint8_t*>(q.block_scales) +
+                                    4 * sm90::token_step_scale_entry(q, r, first_block, step);
+            ASSERT_EQ(kernel, expected)
+                << (t == &d.lhs ? "lhs" : "rhs") << " group " << g << " row " << r << " token " << c;
+            ++checked;
+          }
+        }
+      });
+      EXPECT_EQ(checked, (region.row_end - region.row_begin) * (region.col_end - region.col_begin));
+    }
+    first_block += (sizes[static_cast<size_t>(g)] + 127) / 128;
+  }
+}
+
 TEST(ScaleAddressing, RaggedKTokenBlocksRestartAtGroupStarts) {
   const int32_t groups = static_cast<int32_t>(kSizes.size());
   const int64_t m = 40, n = 24;

@@ -217,6 +217,30 @@ TEST(Sm90Plan, OperandsDecodedAlongTokensTake128x128Tiles) {
   }
 }
 
+// fp8 with 1 x 128 blocks along a ragged-K group's tokens (the fp8 weight
+// gradient): 128 x 128 tiles of whole k-steps, rows of 144 raw bytes for
+// both operands, two stages that fit beside up to 2048 groups' table.
+TEST(Sm90Plan, Fp8BlocksAlongTokensTake128x128TilesOfTwoStages) {
+  for (const int64_t tokens : {int64_t{64}, int64_t{4096}, int64_t{1} << 20}) {
+    for (const int groups : {1, 8, 256, 2048}) {
+      gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_K, 2048);
+      shape.k = tokens;
+      shape.groups = groups;
+      shape.block_scaled = true;
+      shape.sm90_decode = gg::Sm90Decode::kFp8Tokens;
+      const gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
+      EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128) << plan.describe();
+      EXPECT_FALSE(plan.sparse_k) << plan.describe();
+      EXPECT_FALSE(plan.multicast) << plan.describe();
+      EXPECT_EQ(plan.config.stages, 2);
+      EXPECT_EQ(plan.config.raw_row_bytes_a, 144);
+      EXPECT_EQ(plan.config.raw_row_bytes_b, 144);
+      EXPECT_LE(gg::sm90_smem_bytes(plan.config, groups), gg::kSm90SmemLimit) << "G=" << groups;
+      EXPECT_NE(plan.reason.find("fp8 codes moved"), std::string::npos) << plan.reason;
+    }
+  }
+}
+
 TEST(Sm90Plan, EveryChoiceFitsItsSharedMemory) {
   // 227 KB per CTA, of which the kernel's static data (the scan) takes < 2 KB.
   for (const int groups : {1, 8, 256, 1024, 1025, 1600, 2048}) {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -209,6 +210,40 @@ TEST(Sm90DecodedSteps, TokenBoxesStartAlignedAndHoldTheStep) {
       const int64_t shift = start - origin;
       EXPECT_LT(shift, raw_chunk_elements(dtype));
       EXPECT_LE(shift + kDecodedStepK, token_box_bytes(dtype) * 8 / bits);
+    }
+  }
+}
+
+// fp8 with 1 x 128 blocks along the tokens: a k-step of the kernel's
+// 128-row tiles, moved by its 256 consumer threads from boxes whose step
+// begins at any shift, is each row's 128 codes from the shift, codes past
+// `valid` zeroed, at their 128-byte-swizzled places; every byte of the tile
+// is written, and the boxes hold the step at every shift a group's start
+// gives.
+TEST(Sm90DecodedSteps, Fp8TokenStepsAreEachRowsCodesFromTheShift) {
+  constexpr int kRows = 128;
+  for (int64_t start = 0; start < 64; ++start) {
+    const int64_t shift = start - token_box_origin(GG_DTYPE_E4M3, start);
+    EXPECT_LE(shift + 128, kFp8TokenBoxBytes);
+  }
+  // 4-byte aligned boxes with a poisoned word after them.
+  std::vector<uint32_t> storage(kRows * kFp8TokenBoxBytes / 4 + 1, 0xFFFFFFFFu);
+  uint8_t* box = reinterpret_cast<uint8_t*>(storage.data());
+  for (int i = 0; i < kRows * kFp8TokenBoxBytes; ++i) box[i] = static_cast<uint8_t>(29 * i + 7);
+  std::vector<uint8_t> tile(kRows * 128);
+  for (int shift = 0; shift < 16; ++shift) {
+    for (int valid : {0, 1, 15, 16, 17, 100, 127, 128, 129, 300}) {
+      std::fill(tile.begin(), tile.end(), uint8_t{0xAA});
+      for (int thread = 0; thread < 256; ++thread) {
+        move_fp8_token_step<kRows, 256>(box, tile.data(), shift, valid, thread);
+      }
+      for (int row = 0; row < kRows; ++row) {
+        for (int k = 0; k < 128; ++k) {
+          const uint8_t want = k < valid ? box[row * kFp8TokenBoxBytes + shift + k] : 0;
+          ASSERT_EQ(tile[static_cast<size_t>(swizzled_chunk_offset(row, k / 16) + k % 16)], want)
+              << "shift " << shift << " valid " << valid << " row " << row << " code " << k;
+        }
+      }
     }
   }
 }

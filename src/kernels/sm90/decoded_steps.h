@@ -286,6 +286,12 @@ GG_HD ChunkScaleEntries chunk_scale_entries(const portable::QuantOperand& q, int
 // Bytes of a row of a token step's box: a step's codes and 16 more.
 GG_HD int token_box_bytes(gg_dtype dtype) { return raw_step_bytes(dtype) + 16; }
 
+// fp8 with 1 x 128 blocks along the tokens (the fp8 weight gradient) is not
+// decoded: a k-step is one block, 128 codes a row moved as they are into
+// an fp8 tile (move_fp8_token_step, below), from boxes of 128 + 16 bytes a
+// row.
+constexpr int kFp8TokenBoxBytes = 128 + 16;
+
 // The first token of a group's boxes: its first token, rounded down to a
 // 16-byte chunk of codes (16 fp8 or 32 e2m1 elements).
 GG_HD int64_t token_box_origin(gg_dtype dtype, int64_t start) {
@@ -318,6 +324,36 @@ GG_HD void token_chunk_codes(const uint8_t* row, int offset, int shift, gg_dtype
     const uint32_t word = funnel_right(loaded[i], loaded[i + 1], shift_bits % 32);
     const int kept = valid_bits - 32 * i;  // bits of this word inside the chunk's valid elements
     out[i] = kept >= 32 ? word : kept <= 0 ? 0u : word & ((1u << kept) - 1u);
+  }
+}
+
+// fp8 codes with 1 x 128 blocks along a ragged-K group's tokens (plan.h's
+// Sm90Decode::kFp8Tokens): one k-step of a kRows-row tile, from the stage's
+// boxes (kFp8TokenBoxBytes a row, the step's first token `shift` codes in)
+// into the 128-byte-swizzled fp8 tile its wgmmas read, the codes from
+// `valid` on (past the group's last token) zeroed. Run by kThreads threads,
+// `thread` one of them, each taking 16-byte chunks: the 8 of a row go to 8
+// threads of a warp, so a warp's stores fill 4 whole rows.
+template <int kRows, int kThreads>
+GG_HD void move_fp8_token_step(const uint8_t* raw, uint8_t* tile, int shift, int valid,
+                               int thread) {
+  constexpr int kChunks = kRows * 8;
+  static_assert(kChunks % kThreads == 0, "whole chunks a thread");
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int n = 0; n < kChunks / kThreads; ++n) {
+    const int row = (thread + n * kThreads) / 8;
+    const int chunk = (thread + n * kThreads) % 8;
+    uint32_t codes[4];
+    token_chunk_codes(raw + row * kFp8TokenBoxBytes, chunk * 16, shift, GG_DTYPE_E4M3,
+                      valid - chunk * 16, codes);
+    uint8_t* out = tile + swizzled_chunk_offset(row, chunk);
+#ifdef __CUDA_ARCH__
+    *reinterpret_cast<uint4*>(out) = make_uint4(codes[0], codes[1], codes[2], codes[3]);
+#else
+    memcpy(out, codes, 16);
+#endif
   }
 }
 

@@ -62,7 +62,12 @@
 //     since the neighbours' data may hold anything) before the wgmma reads
 //     the stage. Group starts need no alignment either way. A step issues
 //     only the 32-byte wgmma slices that hold group tokens: a group of a few
-//     tokens costs one wgmma per tile, not four.
+//     tokens costs one wgmma per tile, not four. Operands with block
+//     scales along the tokens (MX/NV, decoded; fp8 1 x 128) instead start
+//     a group's k-steps at its first token, so that a step holds whole
+//     blocks: their boxes start at the 16-byte chunk holding it, 16 bytes
+//     wider, and the consumers move each row's codes into place in the
+//     stage's tiles (decoded_steps.h), zeroing those past the group.
 // Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
 // per consumer), the mbarriers, the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232.
@@ -130,6 +135,13 @@ struct Config {
   static_assert(kTableOffset + 1024 == sm90_smem_bytes(kTile, 0) - 4, "plan.h's layout");
 };
 
+// The stage layout of an instance (plan.h's Sm90Decode): its operand
+// types', but for fp8 blocks along a ragged-K group's tokens.
+template <gg_op kOp, typename T>
+constexpr Sm90Decode kStageLayout = OperandTypes<T>::kBlockScaled && kOp == GG_OP_RAGGED_K
+                                        ? Sm90Decode::kFp8Tokens
+                                        : OperandTypes<T>::kDecode;
+
 struct Params {
   CUtensorMap a_map;  // 3-D: {inner, outer, group}
   CUtensorMap b_map;
@@ -177,9 +189,9 @@ struct Tile {
 // (its peer needs its half of B) and stores nothing.
 // kTokenMaps (ragged-K): a group that ends inside a k-step or starts off a
 // 16-byte boundary loads through its own maps (token_maps.h), whose token 0
-// is its first. kTokenSteps (ragged-K, decoded operands): a group's k-steps
-// start at its first token (k0), each operand's boxes at the chunk of
-// codes holding it (decoded_steps.h).
+// is its first. kTokenSteps (ragged-K, operands with block scales along the
+// tokens): a group's k-steps start at its first token (k0), each operand's
+// boxes at the 16-byte chunk of codes holding it (decoded_steps.h).
 template <gg_op kOp, int kBlockM, int kBlockN, int kBlockK, int kCluster, bool kTokenMaps,
           bool kTokenSteps>
 struct TileMap {
@@ -318,6 +330,41 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
+// Column scales of a consumer's block, 16 blocks of 8 columns (a pass) at a
+// time: a thread's columns 8 j + 2 (lane % 4) + {0, 1} of the pass's blocks
+// j are those of the 8 lanes with its lane % 4. Each lane loads the pairs of
+// 2 blocks, all at once, and the others take them by shuffle: 4 loads a
+// thread a pass instead of 32 (one round trip; the loads one by one had made
+// rowwise products 1.3x slower than tensor-scaled ones on an H100). Two
+// blocks a lane keep the 128 x 256 cluster instances from spilling.
+constexpr int kPassBlocks = 16;
+struct PassColumnScales {
+  float owned[2][2];
+};
+
+// The lane's pairs of pass `pass` of the block whose first column is `col0`:
+// column c's scale at scales[c * stride], 0 from column `cols` on.
+__device__ __forceinline__ PassColumnScales load_pass_column_scales(const float* scales,
+                                                                    int64_t stride, int col0,
+                                                                    int cols, int pass, int lane) {
+  PassColumnScales s;
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    const int c = col0 + (pass * kPassBlocks + (lane / 4) * 2 + b) * 8 + 2 * (lane % 4);
+#pragma unroll
+    for (int e = 0; e < 2; ++e) s.owned[b][e] = c + e < cols ? scales[(c + e) * stride] : 0.0f;
+  }
+  return s;
+}
+
+// This thread's two column scales of block j of a pass (j the same across
+// the warp).
+__device__ __forceinline__ float2 pass_column_scale(const PassColumnScales& s, int j, int lane) {
+  const int owner = lane % 4 + 4 * (j / 2);
+  return make_float2(__shfl_sync(0xffffffffu, s.owned[j % 2][0], owner),
+                     __shfl_sync(0xffffffffu, s.owned[j % 2][1], owner));
+}
+
 // Multiplies a consumer's 64 x kN block of accumulators by the fp32 scales
 // of group g's fp8 operands (portable/operand_decode.h's QuantOperand, as
 // the portable path reads them): the tensor or group scales of both, and
@@ -347,41 +394,22 @@ __device__ __forceinline__ void scale_accumulators(const Params& p, int g, int64
       row_factor[half] *= row_scales[(row0 + r) * p.lhs_quant.scale_row_length];
     }
   }
-  // Column scales: a thread's columns 8 j + 2 (lane % 4) + {0, 1} of the
-  // kN / 8 blocks j are those of the 8 lanes with its lane % 4. In passes
-  // of 16 blocks, each of them loads the pairs of 2 blocks, all at once,
-  // and the others take them by shuffle: 4 loads a thread a pass instead of
-  // 32 (one round trip; the loads one by one had made rowwise products
-  // 1.3x slower than tensor-scaled ones on an H100). Two blocks a lane keep
-  // the 128 x 256 cluster instances from spilling.
-  constexpr int kPassBlocks = 16;
-  const int quad = lane % 4;
 #pragma unroll
   for (int pass = 0; pass < kN / 8 / kPassBlocks; ++pass) {
-    float owned[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};
+    PassColumnScales owned{};
     if (col_scales != nullptr) {
-#pragma unroll
-      for (int b = 0; b < 2; ++b) {
-        const int c = col0 + (pass * kPassBlocks + (lane / 4) * 2 + b) * 8 + 2 * quad;
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          owned[b][e] =
-              c + e < p.out.cols ? col_scales[(c + e) * p.rhs_quant.scale_row_length] : 0.0f;
-        }
-      }
+      owned = load_pass_column_scales(col_scales, p.rhs_quant.scale_row_length, col0, p.out.cols,
+                                      pass, lane);
     }
 #pragma unroll
     for (int j = 0; j < kPassBlocks; ++j) {
       const int block = pass * kPassBlocks + j;
-      float col_factor[2] = {1.0f, 1.0f};
-      if (col_scales != nullptr) {  // the same for the whole warp
+      float2 col_factor = make_float2(1.0f, 1.0f);
+      if (col_scales != nullptr) col_factor = pass_column_scale(owned, j, lane);
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          col_factor[e] = __shfl_sync(0xffffffffu, owned[j % 2][e], quad + 4 * (j / 2));
-        }
+      for (int i = 0; i < 4; ++i) {
+        acc[block * 4 + i] *= row_factor[i / 2] * (i % 2 == 0 ? col_factor.x : col_factor.y);
       }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[block * 4 + i] *= row_factor[i / 2] * col_factor[i % 2];
     }
   }
 }
@@ -413,8 +441,41 @@ __device__ __forceinline__ StepScales step_scales(const Params& p, const Tile& t
   return s;
 }
 
+// The fp32 block scales of one k-step along a ragged-K group's tokens, 1 x
+// 128 blocks of both operands (the weight gradient's columnwise copies):
+// the step is the group's token block ks, block column first_block + ks of
+// every row of both (step_scales.h). lhs's for this thread's rows r and
+// r + 8 of the block (0 past the tile's rows), rhs's for the lane's pairs of
+// the consumer's columns (0 past the output's).
+struct TokenStepScales {
+  float row[2];
+  PassColumnScales cols;
+};
+
+template <int kN>
+__device__ __forceinline__ TokenStepScales token_step_scales(const Params& p, const Tile& t,
+                                                             int first_block, int ks,
+                                                             int first_row, int first_col,
+                                                             int thread) {
+  static_assert(kN == 8 * kPassBlocks, "a consumer's columns are one pass");
+  const float* lhs = static_cast<const float*>(p.lhs_quant.block_scales);
+  const float* rhs = static_cast<const float*>(p.rhs_quant.block_scales);
+  TokenStepScales s;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half;
+    s.row[half] =
+        r < t.rows ? lhs[token_step_scale_entry(p.lhs_quant, t.a_mn + r, first_block, ks)] : 0.0f;
+  }
+  s.cols = load_pass_column_scales(rhs + token_step_scale_entry(p.rhs_quant, 0, first_block, ks),
+                                   p.rhs_quant.scale_row_length, first_col, p.out.cols, 0,
+                                   thread % 32);
+  return s;
+}
+
 // acc (+)= partial x the step's scales (`first`: the tile's first step, acc
-// not yet written). Accumulator i of a thread lies at row (i/2)%2 of the two.
+// not yet written). Accumulator i of a thread lies at row (i/2)%2 of the two,
+// in column pair i/4.
 template <int kN>
 __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)[kN],
                                         const StepScales& s, bool first) {
@@ -422,6 +483,21 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
 #pragma unroll
   for (int i = 0; i < kN; ++i) {
     acc[i] = fmaf(partial[i], scale[(i / 2) % 2], first ? 0.0f : acc[i]);
+  }
+}
+
+template <int kN>
+__device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)[kN],
+                                        const TokenStepScales& s, bool first) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j) {
+    const float2 col = pass_column_scale(s.cols, j, lane);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float scale = s.row[i / 2] * (i % 2 == 0 ? col.x : col.y);
+      acc[j * 4 + i] = fmaf(partial[j * 4 + i], scale, first ? 0.0f : acc[j * 4 + i]);
+    }
   }
 }
 
@@ -443,15 +519,29 @@ template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, b
           bool kBKMajor>
 __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_constant__ Params p) {
   using Types = OperandTypes<T>;
-  using Cfg = Config<kShape, Types::kDecode>;
-  // kTokenSteps: both operands decoded along a ragged-K group's tokens,
-  // k-steps from its first (decoded_steps.h).
-  constexpr bool kTokenSteps = Types::kDecode == Sm90Decode::kTokens;
-  constexpr bool kDecodeA = Types::kDecode == Sm90Decode::kBoth || kTokenSteps;
+  constexpr Sm90Decode kLayout = kStageLayout<kOp, T>;
+  using Cfg = Config<kShape, kLayout>;
+  // kDecodedTokens: both operands decoded along a ragged-K group's tokens
+  // (decoded_steps.h); kTokenBlocks: fp8 with 1 x 128 blocks along them, a
+  // k-step one block, moved by the consumers into the stage's fp8 tiles
+  // (move_fp8_token_step). Either way k-steps run from the group's first
+  // token, and each operand's codes land in its raw area in boxes from the
+  // 16-byte chunk holding it.
+  constexpr bool kDecodedTokens = kLayout == Sm90Decode::kTokens;
+  constexpr bool kTokenBlocks = kLayout == Sm90Decode::kFp8Tokens;
+  constexpr bool kTokenSteps = kDecodedTokens || kTokenBlocks;
+  constexpr bool kDecodeA = Types::kDecode == Sm90Decode::kBoth || kDecodedTokens;
   constexpr bool kDecodeB = Types::kDecode != Sm90Decode::kNone;
-  static_assert(!kDecodeB || ((kOp == GG_OP_RAGGED_M) != kTokenSteps && kAKMajor && kBKMajor &&
-                              kCluster == 1 && !kSparseK),
+  constexpr bool kRawA = kDecodeA || kTokenBlocks;
+  constexpr bool kRawB = kDecodeB || kTokenBlocks;
+  static_assert(!kDecodeB || ((kOp == GG_OP_RAGGED_M) != kDecodedTokens && kAKMajor &&
+                              kBKMajor && kCluster == 1 && !kSparseK),
                 "decoded operands: K-major, ragged-M or along tokens");
+  static_assert(!kTokenBlocks || (kAKMajor && kBKMajor && kCluster == 1 && !kSparseK &&
+                                  kShape == Sm90Tile::k128x128 &&
+                                  Cfg::kTile.raw_row_bytes_a == kFp8TokenBoxBytes &&
+                                  Cfg::kTile.raw_row_bytes_b == kFp8TokenBoxBytes),
+                "fp8 token blocks: K-major 128 x 128 tiles of whole k-steps");
   // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
   constexpr int kBlockK = kStepK<T>;
   constexpr int kSliceK = kBlockK / 4;
@@ -491,9 +581,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   }
   // Along tokens the table's prefix counts blocks of scales, not m-tiles:
   // tile_prefix[g] is the column of group g's first block (both operands'
-  // blocks are one size).
-  const int prefix_block =
-      kTokenSteps ? 1 << portable::decoded_block_shift(p.lhs_quant.scaling) : kBlockM;
+  // blocks are one size: MX32, NV16, or 1 x 128, one fp8 k-step).
+  const int prefix_block = kTokenBlocks     ? kBlockK
+                           : kDecodedTokens ? 1 << portable::decoded_block_shift(p.lhs_quant.scaling)
+                                            : kBlockM;
   const uint32_t flags = build_group_table<kThreads>(table, p.sizes, p.offsets, p.index_type,
                                                      p.groups, p.rows_capacity, prefix_block);
   if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
@@ -513,13 +604,16 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   if (threadIdx.x < 128) {
     release_registers<40>();
     if (threadIdx.x == 0) {
-      // Bytes of a row's codes in a k-step, for each decoded operand, and
+      // Bytes of a row's codes in a k-step, for each operand in the raw
+      // area (a decoded one's, or fp8 along tokens: the step's 128), and
       // the bytes a stage receives (along tokens, boxes 16 bytes wider).
-      [[maybe_unused]] const int raw_a = kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : 0;
-      [[maybe_unused]] const int raw_b = kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : 0;
+      [[maybe_unused]] const int raw_a =
+          kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : kTokenBlocks ? kBlockK : 0;
+      [[maybe_unused]] const int raw_b =
+          kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : kTokenBlocks ? kBlockK : 0;
       constexpr int kBoxSlack = kTokenSteps ? 16 : 0;
-      const uint32_t stage_bytes = (kDecodeA ? kBlockM * (raw_a + kBoxSlack) : Cfg::kAStageBytes) +
-                                   (kDecodeB ? kBlockN * (raw_b + kBoxSlack) : Cfg::kBStageBytes);
+      const uint32_t stage_bytes = (kRawA ? kBlockM * (raw_a + kBoxSlack) : Cfg::kAStageBytes) +
+                                   (kRawB ? kBlockN * (raw_b + kBoxSlack) : Cfg::kBStageBytes);
       int stage = 0;
       uint32_t phase = 0;
       int mapped_group = -1;  // the group whose own maps this thread has acquired
@@ -564,16 +658,16 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                                cuda::ptx::space_shared, &full[stage],
                                                stage_bytes);
           const int k = t.k0 + ks * kBlockK;
-          // A decoded operand's codes go to its raw area, addressed in bytes
-          // along K (ragged-M: k0 is 0) or along the tokens from its origin.
+          // Raw codes go to their area, addressed in bytes along K
+          // (ragged-M: k0 is 0) or along the tokens from the origin.
           uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           uint8_t* b_raw = a_raw + Cfg::kARawBytes;
-          if constexpr (kDecodeA) {
+          if constexpr (kRawA) {
             load_box<false>(a_map, a_raw, {a_origin + ks * raw_a, t.a_mn, 0}, &full[stage]);
           } else {
             load_operand<kAKMajor, kBlockM>(a_map, a_stage, t.a_mn, k, 0, &full[stage]);
           }
-          if constexpr (kDecodeB) {
+          if constexpr (kRawB) {
             load_box<false>(b_map, b_raw, {b_origin + ks * raw_b, t.b_mn, t.b_group},
                             &full[stage]);
           } else if constexpr (kCluster == 1) {
@@ -655,17 +749,19 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       [[maybe_unused]] const int depth_end = kTokenSteps ? table.rows[t.group] : p.k_dim;
       [[maybe_unused]] int a_shift = 0;
       [[maybe_unused]] int b_shift = 0;
+      if constexpr (kTokenSteps) {
+        a_shift = t.k0 - int(token_box_origin(p.lhs_quant.dtype, t.k0));
+        b_shift = t.k0 - int(token_box_origin(p.rhs_quant.dtype, t.k0));
+      }
       [[maybe_unused]] const auto load_step_scales = [&](int depth) {
         if constexpr (kDecodeA) a_decoder.load_scales(p.lhs_quant, depth, depth_end, decoding_thread);
         b_decoder.load_scales(p.rhs_quant, depth, depth_end, decoding_thread);
       };
       if constexpr (kDecodeB) {
         if (t.k_steps > 0) {
-          if constexpr (kTokenSteps) {
+          if constexpr (kDecodedTokens) {
             // Both operands' scale rows from the group's first block column.
             const int first_block = table.tile_prefix[t.group];
-            a_shift = t.k0 - int(token_box_origin(p.lhs_quant.dtype, t.k0));
-            b_shift = t.k0 - int(token_box_origin(p.rhs_quant.dtype, t.k0));
             a_decoder.begin_tile(p.lhs_quant, portable::group_scales(p.lhs_quant, 0) + first_block,
                                  t.a_mn, p.out_rows, decoding_thread);
             b_decoder.begin_tile(p.rhs_quant, portable::group_scales(p.rhs_quant, 0) + first_block,
@@ -690,31 +786,43 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           // The step's codes into the stage's bf16 tiles (decode_stage.cuh),
           // by both consumers: after the barrier, each one's wgmmas may read
           // every chunk of the tiles. The next step's scales load meanwhile.
-          const int depth = (kTokenSteps ? 0 : t.k0) + ks * kBlockK;
+          const int depth = (kDecodedTokens ? 0 : t.k0) + ks * kBlockK;
           const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           if constexpr (kDecodeA) {
-            a_decoder.template decode<kTokenSteps>(p.lhs_quant, a_raw, a_stage, depth, depth_end,
+            a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_raw, a_stage, depth, depth_end,
                                                    a_shift, decoding_thread);
           }
-          b_decoder.template decode<kTokenSteps>(p.rhs_quant, a_raw + Cfg::kARawBytes, b_stage,
+          b_decoder.template decode<kDecodedTokens>(p.rhs_quant, a_raw + Cfg::kARawBytes, b_stage,
                                                  depth, depth_end, b_shift, decoding_thread);
           if (ks + 1 < t.k_steps) load_step_scales(depth + kBlockK);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
+        } else if constexpr (kTokenBlocks) {
+          // The step's codes into the stage's fp8 tiles, from the group's
+          // token 128 ks on, the tokens past its end zeroed; then as above.
+          const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
+          const int valid = depth_end - ks * kBlockK;
+          move_fp8_token_step<kBlockM, kConsumerThreads>(a_raw, a_stage, a_shift, valid,
+                                                         decoding_thread);
+          move_fp8_token_step<kBlockN, kConsumerThreads>(a_raw + Cfg::kARawBytes, b_stage, b_shift,
+                                                         valid, decoding_thread);
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          sync_consumers();
+          __syncwarp();
         }
         // The group's elements of this step, [k_begin, k_end), and the
         // 32-byte slices the step reads, [k_lo, k_hi): with kSparseK only
         // those holding group tokens (a group of a few tokens costs one wgmma
         // per step, not four). Their elements outside the group must be zero:
         // past a token map's end TMA fills them, and the decode of decoded
-        // operands writes them; otherwise (K-major operands) the consumers
-        // zero them here.
+        // operands or the move of fp8 token blocks writes them; otherwise
+        // (K-major operands) the consumers zero them here.
         const int k_begin = ks == 0 ? t.k_first : 0;
         const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
         const int k_lo = kSparseK ? k_begin / kSliceK * kSliceK : 0;
         const int k_hi = kSparseK ? (k_end + kSliceK - 1) / kSliceK * kSliceK : kBlockK;
-        if (kOp == GG_OP_RAGGED_K && !kTokenMaps && !kDecodeB &&
+        if (kOp == GG_OP_RAGGED_K && !kTokenMaps && !kDecodeB && !kTokenBlocks &&
             (k_begin > k_lo || k_end < k_hi)) {
           const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
           zero_outside<kAKMajor, kBlockM, Element>(a_stage, k_lo, k_hi, k_begin, k_end,
@@ -742,9 +850,16 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           // keep the tensor cores busy in the wait.
           float (&partial)[kConsumerN / 2] =
               *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
-          const StepScales scales = step_scales<kConsumerN>(
-              p, t, ks, kSplit ? 0 : consumer * 64, t.b_mn + (kSplit ? consumer * kConsumerN : 0),
-              thread);
+          const int first_row = kSplit ? 0 : consumer * 64;
+          const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
+          const auto scales = [&] {
+            if constexpr (kTokenBlocks) {
+              return token_step_scales<kConsumerN>(p, t, table.tile_prefix[t.group], ks,
+                                                   first_row, first_col, thread);
+            } else {
+              return step_scales<kConsumerN>(p, t, ks, first_row, first_col, thread);
+            }
+          }();
           fence_accumulators(partial);
           wgmma_fence();
 #pragma unroll
@@ -841,7 +956,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 template <gg_op kOp, bool kSparseK, Sm90Tile kShape, int kCluster, typename T, bool kAKMajor,
           bool kBKMajor>
 gg_status launch(Params& p, int groups, int sm_count, cudaStream_t stream) {
-  const size_t smem = Config<kShape, OperandTypes<T>::kDecode>::smem_bytes(groups);
+  const size_t smem = Config<kShape, kStageLayout<kOp, T>>::smem_bytes(groups);
   auto kernel = grouped_gemm_kernel<kOp, kSparseK, kShape, kCluster, T, kAKMajor, kBKMajor>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       cudaSuccess) {
@@ -893,8 +1008,8 @@ struct Instance {
 // Ragged-M lhs is always K-major ([M, K]); ragged-K outputs take 128-row
 // tiles only, the sparse-K mode both widths, cluster pairs the wide one.
 // Block-scaled fp8 and decoded operands are ragged-M on 128 x 128 and
-// 64 x 256 tiles only, but for operands decoded along tokens: ragged-K on
-// 128 x 128 tiles.
+// 64 x 256 tiles only, but for blocks along the tokens (fp8 1 x 128, or
+// decoded): ragged-K on 128 x 128 tiles.
 template <typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_count,
                           cudaStream_t stream) {
@@ -929,7 +1044,13 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
     }
     return GG_STATUS_INTERNAL_ERROR;
   }
-  if constexpr (kNarrowOnly) {  // ragged-M only
+  if constexpr (kNarrowOnly) {  // ragged-K: fp8 1 x 128 blocks along the tokens
+    if constexpr (OperandTypes<T>::kBlockScaled && kAKMajor && kBKMajor) {
+      if (which.tile == Sm90Tile::k128x128 && !which.sparse_k && which.cluster == 1) {
+        return launch<GG_OP_RAGGED_K, false, Sm90Tile::k128x128, 1, T, true, true>(
+            p, groups, sm_count, stream);
+      }
+    }
     return GG_STATUS_INTERNAL_ERROR;
   } else {
     constexpr Sm90Tile kWide = Sm90Tile::k128x256;

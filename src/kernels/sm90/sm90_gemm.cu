@@ -60,20 +60,18 @@ bool operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t inne
   return encode_tile_map(map, dtype, 3, base, dims, strides, box, why_not);
 }
 
-// The map of a decoded operand's codes (decode_stage.cuh): bytes, K-major,
-// unswizzled, boxed as one k-step of `tile_rows` rows ({64 or 32 bytes,
-// rows}; along tokens 16 more, decoded_steps.h); `k`, `ld` and
-// `group_stride` count elements.
+// The map of an operand's raw codes (decode_stage.cuh): bytes, K-major,
+// unswizzled, boxed as one k-step of `tile_rows` rows of `box_bytes` (a
+// decoded step's 64 or 32 bytes; along tokens 16 more, decoded_steps.h);
+// `k`, `ld` and `group_stride` count elements.
 bool raw_operand_map(CUtensorMap* map, gg_dtype type, const void* base, int64_t k, int64_t rows,
                      int64_t groups, int64_t ld, int64_t group_stride, int tile_rows,
-                     bool along_tokens, std::string* why_not) {
+                     int box_bytes, std::string* why_not) {
   const int64_t bits = portable::element_bits(type);
   const uint64_t dims[3] = {uint64_t((k * bits + 7) / 8), uint64_t(rows), uint64_t(groups)};
   const uint64_t strides[2] = {uint64_t(ld * bits / 8),
                                uint64_t((groups > 1 ? group_stride : ld * rows) * bits / 8)};
-  const uint32_t box[3] = {
-      uint32_t(along_tokens ? token_box_bytes(type) : raw_step_bytes(type)), uint32_t(tile_rows),
-      1};
+  const uint32_t box[3] = {uint32_t(box_bytes), uint32_t(tile_rows), 1};
   return encode_tile_map(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, why_not,
                          false);
 }
@@ -146,7 +144,9 @@ bool decodes(const gg_gemm_desc& d) {
                                                  d.rhs.dtype == GG_DTYPE_E2M1);
 }
 
+// How the instance's stages hold the operands (plan.h's Sm90Decode).
 Sm90Decode decode_of(const gg_gemm_desc& d) {
+  if (d.op == GG_OP_RAGGED_K && block_scaled(d)) return Sm90Decode::kFp8Tokens;
   if (!decodes(d)) return Sm90Decode::kNone;
   if (d.op == GG_OP_RAGGED_K) return Sm90Decode::kTokens;
   return d.lhs.dtype == GG_DTYPE_BF16 ? Sm90Decode::kRhs : Sm90Decode::kBoth;
@@ -198,16 +198,15 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
                      "product's transpose swaps the operands, and the portable path takes "
                      "every pair)";
   }
+  const bool token_blocks = d.op == GG_OP_RAGGED_K && d.lhs.block_scaling == GG_BLOCK_1X128 &&
+                            d.rhs.block_scaling == GG_BLOCK_1X128;
   if (block_scaled(d)) {
-    // The weight gradient's 1x128 x 1x128 blocks restart at each group's
-    // first token, which lies off the 16-byte boundaries where TMA boxes of
-    // K-major operands must start (an unaligned box is an illegal
-    // instruction on an H100): a k-step would hold parts of two blocks.
-    if (d.op != GG_OP_RAGGED_M || d.lhs.block_scaling != GG_BLOCK_1X128 ||
-        d.rhs.block_scaling != GG_BLOCK_128X128) {
+    const bool k_blocks = d.op == GG_OP_RAGGED_M && d.lhs.block_scaling == GG_BLOCK_1X128 &&
+                          d.rhs.block_scaling == GG_BLOCK_128X128;
+    if (!k_blocks && !token_blocks) {
       return formats + " is not supported (fp8 blocks: ragged-M 1x128 activations x 128x128 "
-                       "weights; GG_PATH_REFERENCE computes the others, e.g. the weight "
-                       "gradient's 1x128 x 1x128)";
+                       "weights, ragged-K 1x128 x 1x128 along the tokens; GG_PATH_REFERENCE "
+                       "computes the others)";
     }
   } else {
     for (const gg_tensor* t : {&d.lhs, &d.rhs}) {
@@ -236,6 +235,9 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   }
   if (d.op == GG_OP_RAGGED_M && (d.rhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
     return unverified_kernel_refusal("the sm90 fp8 kernels for per-expert weights");
+  }
+  if (token_blocks) {
+    return unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
   }
   return unverified_kernel_refusal("the sm90 fp8 kernels");
 }
@@ -458,12 +460,13 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
     if (decoded) {  // the codes of quantized operands, K-major weights
       const bool lhs_decoded = portable::is_quantized(d.lhs.dtype);
       ok = (lhs_decoded ? raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
-                                          d.lhs.strides[0], 0, block_m, false, &why)
+                                          d.lhs.strides[0], 0, block_m,
+                                          raw_step_bytes(d.lhs.dtype), &why)
                         : operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1,
                                       d.lhs.strides[0], 0, true, block_m, &why)) &&
            raw_operand_map(&p.b_map, d.rhs.dtype, expert_maps ? expert_maps : d.rhs.data, k, n,
                            expert_maps ? 1 : d.num_groups, d.rhs.strides[1], d.rhs.strides[0],
-                           block_n, false, &why);
+                           block_n, raw_step_bytes(d.rhs.dtype), &why);
     } else {
       ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, k, m, 1, d.lhs.strides[0], 0, true,
                        block_m, &why) &&
@@ -502,11 +505,14 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   // prefill within the noise).
   p.out.evict_first = true;
   log_choice(plan, p.out);
-  if (decoded) {  // the codes of columnwise copies [P, M] and [Q, M], boxed along the tokens
+  if (shape.sm90_decode == Sm90Decode::kTokens || shape.sm90_decode == Sm90Decode::kFp8Tokens) {
+    // The codes of columnwise copies [P, M] and [Q, M], boxed along the tokens.
+    const bool fp8 = shape.sm90_decode == Sm90Decode::kFp8Tokens;
     ok = raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, m, pdim, 1, d.lhs.strides[0], 0,
-                         block_m, true, &why) &&
+                         block_m, fp8 ? kFp8TokenBoxBytes : token_box_bytes(d.lhs.dtype), &why) &&
          raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, m, qdim, 1, d.rhs.strides[0], 0,
-                         b_box_rows, true, &why);
+                         b_box_rows, fp8 ? kFp8TokenBoxBytes : token_box_bytes(d.rhs.dtype),
+                         &why);
   } else {
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim,
                      a_kmajor ? pdim : m, 1, d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&

@@ -3,6 +3,9 @@
 // reference's own indexing). Ragged-M with 1 x 128 activations and 128 x 128
 // weights: a 128-deep k-step is one block of both along K, so step ks reads
 // k-block ks of the lhs row's scales and of the output column's n-block.
+// Ragged-K with 1 x 128 blocks along the tokens of both operands (the
+// weight gradient's columnwise copies): a group's k-steps start at its first
+// token, so step ks is the group's token block ks in both.
 #pragma once
 
 #include <stdint.h>
@@ -21,6 +24,14 @@ GG_HD int64_t lhs_step_scale_entry(const portable::QuantOperand& lhs, int64_t ro
 // scales, [ceil(N/128), ceil(K/128)] (128 x 128).
 GG_HD int64_t rhs_step_scale_entry(const portable::QuantOperand& rhs, int64_t col, int ks) {
   return (col / 128) * rhs.scale_row_length + ks;
+}
+
+// Entry of row `row`'s scale of k-step ks of a ragged-K group whose first
+// token block is block column `first_block` (the group table's prefix of
+// token blocks): [P or Q, blocks of all groups] (1 x 128 along the tokens).
+GG_HD int64_t token_step_scale_entry(const portable::QuantOperand& q, int64_t row,
+                                     int first_block, int ks) {
+  return row * q.scale_row_length + first_block + ks;
 }
 
 }  // namespace gg::sm90
