@@ -3,10 +3,8 @@ fp8 kernels and the portable path's decode kernels in each recipe, every result 
 float64 model of test_torch_recipes (built from the very copies the layer
 quantized); one training step captured in a CUDA graph and replayed after
 the group sizes changed on the device; torch.compile(fullgraph=True) equal
-to eager. A recipe with a product that no GPU kernel multiplies
-(fp8_blockwise's 1x128 x 1x128 weight gradient) must be refused, naming
-it. These tests verify the kernels before they answer users, so they run
-them with GROUPGEMM_UNVERIFIED_KERNELS=1 (src/kernels/verified_kernels.h).
+to eager. These tests verify the kernels before they answer users, so they
+run them with GROUPGEMM_UNVERIFIED_KERNELS=1 (src/kernels/verified_kernels.h).
 """
 
 import pytest
@@ -15,14 +13,13 @@ torch = pytest.importorskip("torch", reason="torch is not installed")
 
 import groupgemm.torch as ggt  # noqa: E402
 import test_torch_recipes as cpu  # noqa: E402
-from groupgemm import NotSupported  # noqa: E402
 
 pytestmark = [
     pytest.mark.usefixtures("lib"),
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
-ON_GPU = ["fp8_tensor", "fp8_group", "fp8_rowwise", "mxfp8", "nvfp4"]
+ON_GPU = ["fp8_tensor", "fp8_group", "fp8_rowwise", "fp8_blockwise", "mxfp8", "nvfp4"]
 # Token rows: a multiple of 16, so that the columnwise fp8 copies' rows are
 # 16-byte aligned, as the sm90 weight gradients read them.
 TOKENS = 80
@@ -40,17 +37,6 @@ def _unverified_kernels_run(monkeypatch):
 @pytest.mark.parametrize("recipe", ON_GPU)
 def test_forward_and_gradients_follow_the_recipe(recipe, sizes, main_grad):
     cpu.check_recipe_step(recipe, cpu.SIZES[sizes], main_grad, "cuda", TOKENS)
-
-
-def test_blockwise_recipe_runs_forward_and_refuses_the_weight_gradient():
-    layer = ggt.GroupedLinear(cpu.G, cpu.IN, cpu.OUT, dtype=torch.bfloat16,
-                              recipe="fp8_blockwise", device="cuda")
-    x = cpu._input((TOKENS, cpu.IN), 2).cuda().requires_grad_()
-    sizes = torch.tensor(cpu.SIZES["edges"], dtype=torch.int32, device="cuda")
-    y = layer(x, sizes)
-    assert torch.isfinite(y[: sum(cpu.SIZES["edges"])]).all()
-    with pytest.raises(NotSupported, match="1x128"):
-        y.float().sum().backward()
 
 
 def _step(layer, x, sizes):
