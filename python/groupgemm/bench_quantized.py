@@ -26,7 +26,8 @@ the quantizer). The forward:
 The weight gradient: bf16 (groupgemm.torch.ragged_k_mm), torch._grouped_mm
 on bf16 (dy^T as a transposed view, offsets = cumsum(sizes)), the
 quantized ones (WGRAD_FORMATS: fp8 dy e5m2 x e4m3 with tensor scales,
-mxfp8, nvfp4; the columnwise copies that grouped_quantize writes), and cuBLASLt's dense fp8 dy^T @ x of all routed
+fp8 1x128 x 1x128 blocks, mxfp8, nvfp4; the columnwise copies that
+grouped_quantize writes), and cuBLASLt's dense fp8 dy^T @ x of all routed
 rows, tensor-scaled and 1x128 x 1x128 block-scaled; every method's output
 bf16.
 
@@ -78,8 +79,8 @@ FORMATS = [
     (None, "mxfp4"),
 ]
 # (dy format, x format) of the weight gradient, columnwise copies.
-WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor"), ("mxfp8_e4m3", "mxfp8_e4m3"),
-                 ("nvfp4_tensor", "nvfp4_tensor")]
+WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor"), ("fp8_e4m3_1x128", "fp8_e4m3_1x128"),
+                 ("mxfp8_e4m3", "mxfp8_e4m3"), ("nvfp4_tensor", "nvfp4_tensor")]
 TOKENS = (128, presets.DECODE_TOKENS, presets.PREFILL_TOKENS)
 # DeepGEMM's grouped FP8 benchmark shapes: (groups, rows each, N, K) of its
 # m-grouped forward, and of its k-grouped weight gradient ([G, N, K] from
