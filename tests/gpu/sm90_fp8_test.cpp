@@ -2,10 +2,10 @@
 // e5m2 x e4m3 with tensor, group and rowwise scales, or 1x128 x 128x128
 // (ragged-M) and 1x128 x 1x128 (ragged-K) blocks, K-major (ragged-M
 // weights [G, N, K], stacked or per expert; ragged-K operands [P, M] and
-// [Q, M], the quantizer's
-// columnwise copies), on sizes that reach every instance the plan picks
-// (128 x 128, 128 x 256, 64 x 256 ragged-M tiles; sparse-K, wide, narrow
-// and cluster-paired ragged-K) and their edges: 0, 1, the 128-row tile +- 1,
+// [Q, M], the quantizer's columnwise copies), on sizes that reach every
+// instance the plan picks (128 x 128, 128 x 256, 64 x 256 ragged-M tiles;
+// sparse-K, wide, narrow, cluster-paired and token-block ragged-K) and
+// their edges: 0, 1, the 128-row tile +- 1,
 // unaligned group starts, one hot group, all empty, G = 1, G = 256, sum < M,
 // K and N tails, P with an odd number of m-tiles; bias, beta, bf16 output;
 // bad sizes; a graph replayed after the sizes changed. Random codes and
