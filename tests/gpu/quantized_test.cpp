@@ -217,10 +217,12 @@ class QuantizedRefusal : public PathTest<gg_path> {};
 // message naming the formats, never run: the sm90 path takes MX blocks in
 // the weight gradient only from columnwise copies (GG_LAYOUT_T), the
 // portable path no fp8 1x128 / 128x128 blocks, and no path the weight
-// gradient's 1x128 x 1x128 (GG_PATH_REFERENCE computes it).
+// gradient's 1x128 x 1x128 of e4m3 x e5m2 (GG_PATH_REFERENCE computes it).
 TEST_P(QuantizedRefusal, NamesTheFormats) {
   const Format blocks_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
   const Format blocks_128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
+  // e4m3 x e5m2 has no sm90 fp8 instance, and the portable path no blocks.
+  const Format e5m2_blocks_1x128{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE};
   struct Refused {
     gg_op op;
     FormatPair formats;
@@ -230,7 +232,7 @@ TEST_P(QuantizedRefusal, NamesTheFormats) {
       path() == GG_PATH_SM90 ? Refused{GG_OP_RAGGED_K, {kMxE4m3, kMxE4m3}, GG_LAYOUT_N}
       : path() == GG_PATH_PORTABLE
           ? Refused{GG_OP_RAGGED_M, {blocks_1x128, blocks_128x128}, GG_LAYOUT_T}
-          : Refused{GG_OP_RAGGED_K, {blocks_1x128, blocks_1x128}, GG_LAYOUT_T};
+          : Refused{GG_OP_RAGGED_K, {blocks_1x128, e5m2_blocks_1x128}, GG_LAYOUT_T};
   GemmSpec s = quantized_spec(refused.op, refused.formats, refused.layout, refused.layout,
                               {10, 20});
   if (refused.op == GG_OP_RAGGED_M) {
