@@ -122,7 +122,10 @@ struct Config {
   // Decoded operands' raw codes, after the two bf16 tiles (decode_stage.cuh).
   static constexpr int kARawBytes = kBlockM * kTile.raw_row_bytes_a;
   static constexpr int kBRawBytes = kBlockN * kTile.raw_row_bytes_b;
-  static constexpr int kStageBytes = kAStageBytes + kBStageBytes + kARawBytes + kBRawBytes;
+  // fp8 token blocks: the step's column scales, after the raw codes.
+  static constexpr int kScaleBytes = kTile.scale_bytes;
+  static constexpr int kStageBytes =
+      kAStageBytes + kBStageBytes + kARawBytes + kBRawBytes + kScaleBytes;
   static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
   static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
@@ -445,21 +448,19 @@ __device__ __forceinline__ StepScales step_scales(const Params& p, const Tile& t
 // 128 blocks of both operands (the weight gradient's columnwise copies):
 // the step is the group's token block ks, block column first_block + ks of
 // every row of both (step_scales.h). lhs's for this thread's rows r and
-// r + 8 of the block (0 past the tile's rows), rhs's for the lane's pairs of
-// the consumer's columns (0 past the output's).
+// r + 8 of the block (0 past the tile's rows); rhs's, one per column of
+// the tile, in the stage's slot of column scales (ColumnScaleFeed), which
+// both consumers read.
 struct TokenStepScales {
   float row[2];
-  PassColumnScales cols;
+  const float* cols;  // the tile's column scales, from the consumer's first column
 };
 
-template <int kN>
 __device__ __forceinline__ TokenStepScales token_step_scales(const Params& p, const Tile& t,
                                                              int first_block, int ks,
-                                                             int first_row, int first_col,
+                                                             int first_row, const float* cols,
                                                              int thread) {
-  static_assert(kN == 8 * kPassBlocks, "a consumer's columns are one pass");
   const float* lhs = static_cast<const float*>(p.lhs_quant.block_scales);
-  const float* rhs = static_cast<const float*>(p.rhs_quant.block_scales);
   TokenStepScales s;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
@@ -467,11 +468,42 @@ __device__ __forceinline__ TokenStepScales token_step_scales(const Params& p, co
     s.row[half] =
         r < t.rows ? lhs[token_step_scale_entry(p.lhs_quant, t.a_mn + r, first_block, ks)] : 0.0f;
   }
-  s.cols = load_pass_column_scales(rhs + token_step_scale_entry(p.rhs_quant, 0, first_block, ks),
-                                   p.rhs_quant.scale_row_length, first_col, p.out.cols, 0,
-                                   thread % 32);
+  s.cols = cols;
   return s;
 }
+
+// The rhs column scales of fp8 token blocks, one step ahead: thread i of
+// the first kColumns consumer threads loads column i's scale of the tile's
+// next step from global memory (L2), and stores it into the stage's slot
+// when that step comes, before the consumers' barrier; the promotions of
+// both consumers then read the slot. Each scale is loaded once a CTA a
+// step (the scales of a column lie a row of blocks apart, one to a 32-byte
+// sector: loaded by every warp, they had kept the L1 pipe busy). A slot
+// outlives its stage's release, since the promotion follows it: only the
+// consumers write it, two steps later, after both have passed the barrier
+// of the step between, so after both promotions that read it.
+template <int kColumns>
+struct ColumnScaleFeed {
+  const float* column = nullptr;  // this thread's column's scale row, from the group's first block
+  float next = 0.0f;
+
+  __device__ __forceinline__ void begin_tile(const Params& p, const Tile& t, int first_block,
+                                             int thread) {
+    const int col = t.b_mn + thread;
+    column = thread < kColumns && col < p.out.cols
+                 ? static_cast<const float*>(p.rhs_quant.block_scales) +
+                       token_step_scale_entry(p.rhs_quant, col, first_block, 0)
+                 : nullptr;
+    next = column != nullptr && t.k_steps > 0 ? column[0] : 0.0f;
+  }
+
+  // Stores step ks's scale into `slot` and loads step ks + 1's.
+  __device__ __forceinline__ void store(float* slot, int ks, int k_steps, int thread) {
+    if (thread >= kColumns) return;
+    slot[thread] = next;
+    next = column != nullptr && ks + 1 < k_steps ? column[ks + 1] : 0.0f;
+  }
+};
 
 // acc (+)= partial x the step's scales (`first`: the tile's first step, acc
 // not yet written). Accumulator i of a thread lies at row (i/2)%2 of the two,
@@ -492,7 +524,8 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
   const int lane = static_cast<int>(threadIdx.x % 32);
 #pragma unroll
   for (int j = 0; j < kN / 4; ++j) {
-    const float2 col = pass_column_scale(s.cols, j, lane);
+    // Columns 8 j + 2 (lane % 4) + {0, 1}: one 8-byte load, 4 addresses a warp.
+    const float2 col = *reinterpret_cast<const float2*>(s.cols + 8 * j + 2 * (lane % 4));
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const float scale = s.row[i / 2] * (i % 2 == 0 ? col.x : col.y);
@@ -540,7 +573,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   static_assert(!kTokenBlocks || (kAKMajor && kBKMajor && kCluster == 1 && !kSparseK &&
                                   kShape == Sm90Tile::k128x128 &&
                                   Cfg::kTile.raw_row_bytes_a == kFp8TokenBoxBytes &&
-                                  Cfg::kTile.raw_row_bytes_b == kFp8TokenBoxBytes),
+                                  Cfg::kTile.raw_row_bytes_b == kFp8TokenBoxBytes &&
+                                  Cfg::kScaleBytes >= Cfg::kBlockN * 4),
                 "fp8 token blocks: K-major 128 x 128 tiles of whole k-steps");
   // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
   constexpr int kBlockK = kStepK<T>;
@@ -744,6 +778,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       [[maybe_unused]] const int decoding_thread = static_cast<int>(threadIdx.x) - 128;
       [[maybe_unused]] StepDecoder<kBlockM, kConsumerThreads> a_decoder;
       [[maybe_unused]] StepDecoder<kBlockN, kConsumerThreads> b_decoder;
+      // fp8 token blocks: the tile's column scales, a step ahead.
+      [[maybe_unused]] ColumnScaleFeed<kBlockN> column_scales;
+      if constexpr (kTokenBlocks) {
+        column_scales.begin_tile(p, t, table.tile_prefix[t.group], decoding_thread);
+      }
       // Along tokens, depths count from the group's first token, each
       // operand's codes `shift` elements into its boxes.
       [[maybe_unused]] const int depth_end = kTokenSteps ? table.rows[t.group] : p.k_dim;
@@ -800,13 +839,17 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
         } else if constexpr (kTokenBlocks) {
           // The step's codes into the stage's fp8 tiles, from the group's
-          // token 128 ks on, the tokens past its end zeroed; then as above.
-          const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
+          // token 128 ks on, the tokens past its end zeroed, and its column
+          // scales into the stage's slot; then as above.
+          uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           const int valid = depth_end - ks * kBlockK;
           move_fp8_token_step<kBlockM, kConsumerThreads>(a_raw, a_stage, a_shift, valid,
                                                          decoding_thread);
           move_fp8_token_step<kBlockN, kConsumerThreads>(a_raw + Cfg::kARawBytes, b_stage, b_shift,
                                                          valid, decoding_thread);
+          column_scales.store(
+              reinterpret_cast<float*>(a_raw + Cfg::kARawBytes + Cfg::kBRawBytes), ks,
+              t.k_steps, decoding_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
           __syncwarp();
@@ -854,8 +897,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
           const auto scales = [&] {
             if constexpr (kTokenBlocks) {
-              return token_step_scales<kConsumerN>(p, t, table.tile_prefix[t.group], ks,
-                                                   first_row, first_col, thread);
+              const float* slot = reinterpret_cast<const float*>(
+                  b_stage + Cfg::kBStageBytes + Cfg::kARawBytes + Cfg::kBRawBytes);
+              return token_step_scales(p, t, table.tile_prefix[t.group], ks, first_row,
+                                       slot + (first_col - t.b_mn), thread);
             } else {
               return step_scales<kConsumerN>(p, t, ks, first_row, first_col, thread);
             }
