@@ -173,16 +173,23 @@ TEST_P(Sm90Fp8, RaggedMPerExpertWeights) {
   }
 }
 
+// Every size list of every shape, ragged-K, beta 1 (a weight gradient
+// accumulating into an fp32 main grad).
+void check_ragged_k_sizes(const FormatPair& formats, const std::vector<Shape>& shapes,
+                          gg_path path, cudaStream_t stream) {
+  for (const Shape& shape : shapes) {
+    for (const auto& [name, sizes] : shape.sizes) {
+      SCOPED_TRACE(name);
+      GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, shape, sizes);
+      s.beta.value = 1.0f;
+      run_and_check(s, path, stream);
+    }
+  }
+}
+
 TEST_P(Sm90Fp8, RaggedKEveryInstanceAndEdgeSize) {
   for (const FormatPair& formats : kPairs) {
-    for (const Shape& shape : kRaggedKShapes) {
-      for (const auto& [name, sizes] : shape.sizes) {
-        SCOPED_TRACE(name);
-        GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, shape, sizes);
-        s.beta.value = 1.0f;  // wgrad accumulating into an fp32 main grad
-        run_and_check(s, path(), stream());
-      }
-    }
+    check_ragged_k_sizes(formats, kRaggedKShapes, path(), stream());
   }
 }
 
@@ -213,14 +220,7 @@ const std::vector<Shape> kTokenBlockShapes = {
 
 TEST_P(Sm90Fp8, RaggedKTokenBlocksEveryEdgeSize) {
   for (const FormatPair& formats : kTokenBlockPairs) {
-    for (const Shape& shape : kTokenBlockShapes) {
-      for (const auto& [name, sizes] : shape.sizes) {
-        SCOPED_TRACE(name);
-        GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, shape, sizes);
-        s.beta.value = 1.0f;  // wgrad accumulating into an fp32 main grad
-        run_and_check(s, path(), stream());
-      }
-    }
+    check_ragged_k_sizes(formats, kTokenBlockShapes, path(), stream());
     GemmSpec s = fp8_spec(GG_OP_RAGGED_K, formats, kTokenBlockShapes[1], {3, 128, 127, 382});
     s.out = GG_DTYPE_BF16;
     for (int g = 0; g < 4; ++g) s.alpha.per_group.push_back(0.5f + 0.25f * static_cast<float>(g));
@@ -246,7 +246,8 @@ TEST_P(Sm90Fp8, RaggedKTokenBlocksOutputsGroupsAndReplays) {
     GemmSpec bad = fp8_spec(GG_OP_RAGGED_K, formats, shape, {-3, 600, 500, 7});
     bad.expected_flags = GG_DEVICE_NEGATIVE_SIZE | GG_DEVICE_SIZES_EXCEED_ROWS;
     run_and_check(bad, path(), stream());
-    expect_replays_correct(path(), stream(), fp8_spec(GG_OP_RAGGED_K, formats, shape, {1, 0, 31, 33}),
+    expect_replays_correct(path(), stream(),
+                           fp8_spec(GG_OP_RAGGED_K, formats, shape, {1, 0, 31, 33}),
                            {{0, 0, 384, 0}, {0, 0, 0, 0}, {17, 0, 1, 300}, {250, 250, 250, 250}});
   }
 }

@@ -283,6 +283,19 @@ gg_gemm_desc ragged_m_desc(const QuantTensor& lhs, const QuantTensor& rhs, gg_la
   return d;
 }
 
+// A ragged-K product of `lhs` and `rhs` over `groups` groups.
+gg_gemm_desc ragged_k_desc(const QuantTensor& lhs, const QuantTensor& rhs, gg_layout lhs_layout,
+                           gg_layout rhs_layout, int32_t groups) {
+  gg_gemm_desc d{};
+  d.op = GG_OP_RAGGED_K;
+  d.num_groups = groups;
+  d.lhs = lhs.view;
+  d.rhs = rhs.view;
+  d.lhs_layout = lhs_layout;
+  d.rhs_layout = rhs_layout;
+  return d;
+}
+
 TEST(ScaleAddressing, RaggedMActivationsAndWeightsOfEveryLayout) {
   const int32_t groups = static_cast<int32_t>(kSizes.size());
   const int64_t k = 96, n = 48;
@@ -365,13 +378,7 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedK) {
   const Format f{GG_DTYPE_E4M3, GG_BLOCK_1X128};
   QuantTensor lhs(f, 1, p_rows, tokens, 1, true, groups);
   QuantTensor rhs(f, 1, q_rows, tokens, 1, true, groups);
-  gg_gemm_desc d{};
-  d.op = GG_OP_RAGGED_K;
-  d.num_groups = groups;
-  d.lhs = lhs.view;
-  d.rhs = rhs.view;
-  d.lhs_layout = GG_LAYOUT_T;
-  d.rhs_layout = GG_LAYOUT_T;
+  const gg_gemm_desc d = ragged_k_desc(lhs, rhs, GG_LAYOUT_T, GG_LAYOUT_T, groups);
   int first_block = 0;
   for (int32_t g = 0; g < groups; ++g) {
     const int64_t start = table.groups[static_cast<size_t>(g)].start;
@@ -391,7 +398,8 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedK) {
             const uint8_t* kernel = static_cast<const uint8_t*>(q.block_scales) +
                                     4 * sm90::token_step_scale_entry(q, r, first_block, step);
             ASSERT_EQ(kernel, expected)
-                << (t == &d.lhs ? "lhs" : "rhs") << " group " << g << " row " << r << " token " << c;
+                << (t == &d.lhs ? "lhs" : "rhs") << " group " << g << " row " << r << " token "
+                << c;
             ++checked;
           }
         }
@@ -419,13 +427,7 @@ TEST(ScaleAddressing, RaggedKTokenBlocksRestartAtGroupStarts) {
                         groups);
         QuantTensor rhs(f, 1, rhs_t ? n : kCapacity, rhs_t ? kCapacity : n, rhs_t ? 1 : 0, true,
                         groups);
-        gg_gemm_desc d{};
-        d.op = GG_OP_RAGGED_K;
-        d.num_groups = groups;
-        d.lhs = lhs.view;
-        d.rhs = rhs.view;
-        d.lhs_layout = lhs_layout;
-        d.rhs_layout = rhs_layout;
+        const gg_gemm_desc d = ragged_k_desc(lhs, rhs, lhs_layout, rhs_layout, groups);
         EXPECT_EQ(token_block_size(d), decoded_block_size(f.scaling));
         const KernelOperand kl{quant_operand_of(d.lhs, lhs_t, d), lhs_t, lhs_t ? kCapacity : m,
                                0};

@@ -616,9 +616,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // Along tokens the table's prefix counts blocks of scales, not m-tiles:
   // tile_prefix[g] is the column of group g's first block (both operands'
   // blocks are one size: MX32, NV16, or 1 x 128, one fp8 k-step).
-  const int prefix_block = kTokenBlocks     ? kBlockK
-                           : kDecodedTokens ? 1 << portable::decoded_block_shift(p.lhs_quant.scaling)
-                                            : kBlockM;
+  const int prefix_block =
+      kTokenBlocks     ? kBlockK
+      : kDecodedTokens ? 1 << portable::decoded_block_shift(p.lhs_quant.scaling)
+                       : kBlockM;
   const uint32_t flags = build_group_table<kThreads>(table, p.sizes, p.offsets, p.index_type,
                                                      p.groups, p.rows_capacity, prefix_block);
   if (blockIdx.x == 0 && threadIdx.x == 0 && flags != 0) atomicOr(p.flags, flags);
@@ -828,11 +829,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           const int depth = (kDecodedTokens ? 0 : t.k0) + ks * kBlockK;
           const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
           if constexpr (kDecodeA) {
-            a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_raw, a_stage, depth, depth_end,
-                                                   a_shift, decoding_thread);
+            a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_raw, a_stage, depth,
+                                                      depth_end, a_shift, decoding_thread);
           }
-          b_decoder.template decode<kDecodedTokens>(p.rhs_quant, a_raw + Cfg::kARawBytes, b_stage,
-                                                 depth, depth_end, b_shift, decoding_thread);
+          b_decoder.template decode<kDecodedTokens>(p.rhs_quant, a_raw + Cfg::kARawBytes,
+                                                    b_stage, depth, depth_end, b_shift,
+                                                    decoding_thread);
           if (ks + 1 < t.k_steps) load_step_scales(depth + kBlockK);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           sync_consumers();
