@@ -270,30 +270,23 @@ ref::GroupTable table_of(const std::vector<int32_t>& sizes) {
   return ref::read_groups(s, static_cast<int32_t>(sizes.size()), kCapacity, &flags);
 }
 
-// A ragged-M product of `lhs` and `rhs` over `groups` groups.
-gg_gemm_desc ragged_m_desc(const QuantTensor& lhs, const QuantTensor& rhs, gg_layout rhs_layout,
-                           int32_t groups) {
+// A product `op` of `lhs` and `rhs` over `groups` groups.
+gg_gemm_desc product_desc(gg_op op, const QuantTensor& lhs, const QuantTensor& rhs,
+                          gg_layout lhs_layout, gg_layout rhs_layout, int32_t groups) {
   gg_gemm_desc d{};
-  d.op = GG_OP_RAGGED_M;
-  d.num_groups = groups;
-  d.lhs = lhs.view;
-  d.rhs = rhs.view;
-  d.lhs_layout = GG_LAYOUT_N;
-  d.rhs_layout = rhs_layout;
-  return d;
-}
-
-// A ragged-K product of `lhs` and `rhs` over `groups` groups.
-gg_gemm_desc ragged_k_desc(const QuantTensor& lhs, const QuantTensor& rhs, gg_layout lhs_layout,
-                           gg_layout rhs_layout, int32_t groups) {
-  gg_gemm_desc d{};
-  d.op = GG_OP_RAGGED_K;
+  d.op = op;
   d.num_groups = groups;
   d.lhs = lhs.view;
   d.rhs = rhs.view;
   d.lhs_layout = lhs_layout;
   d.rhs_layout = rhs_layout;
   return d;
+}
+
+// A ragged-M product: lhs [M, K] (layout N).
+gg_gemm_desc ragged_m_desc(const QuantTensor& lhs, const QuantTensor& rhs, gg_layout rhs_layout,
+                           int32_t groups) {
+  return product_desc(GG_OP_RAGGED_M, lhs, rhs, GG_LAYOUT_N, rhs_layout, groups);
 }
 
 TEST(ScaleAddressing, RaggedMActivationsAndWeightsOfEveryLayout) {
@@ -378,7 +371,7 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedK) {
   const Format f{GG_DTYPE_E4M3, GG_BLOCK_1X128};
   QuantTensor lhs(f, 1, p_rows, tokens, 1, true, groups);
   QuantTensor rhs(f, 1, q_rows, tokens, 1, true, groups);
-  const gg_gemm_desc d = ragged_k_desc(lhs, rhs, GG_LAYOUT_T, GG_LAYOUT_T, groups);
+  const gg_gemm_desc d = product_desc(GG_OP_RAGGED_K, lhs, rhs, GG_LAYOUT_T, GG_LAYOUT_T, groups);
   int first_block = 0;
   for (int32_t g = 0; g < groups; ++g) {
     const int64_t start = table.groups[static_cast<size_t>(g)].start;
@@ -427,7 +420,8 @@ TEST(ScaleAddressing, RaggedKTokenBlocksRestartAtGroupStarts) {
                         groups);
         QuantTensor rhs(f, 1, rhs_t ? n : kCapacity, rhs_t ? kCapacity : n, rhs_t ? 1 : 0, true,
                         groups);
-        const gg_gemm_desc d = ragged_k_desc(lhs, rhs, lhs_layout, rhs_layout, groups);
+        const gg_gemm_desc d =
+            product_desc(GG_OP_RAGGED_K, lhs, rhs, lhs_layout, rhs_layout, groups);
         EXPECT_EQ(token_block_size(d), decoded_block_size(f.scaling));
         const KernelOperand kl{quant_operand_of(d.lhs, lhs_t, d), lhs_t, lhs_t ? kCapacity : m,
                                0};

@@ -333,41 +333,6 @@ __device__ __forceinline__ uint64_t operand_desc(const uint8_t* tile) {
   return kKMajor ? kmajor_sw128_desc(tile) : mnmajor_sw128_desc(tile);
 }
 
-// Column scales of a consumer's block, 16 blocks of 8 columns (a pass) at a
-// time: a thread's columns 8 j + 2 (lane % 4) + {0, 1} of the pass's blocks
-// j are those of the 8 lanes with its lane % 4. Each lane loads the pairs of
-// 2 blocks, all at once, and the others take them by shuffle: 4 loads a
-// thread a pass instead of 32 (one round trip; the loads one by one had made
-// rowwise products 1.3x slower than tensor-scaled ones on an H100). Two
-// blocks a lane keep the 128 x 256 cluster instances from spilling.
-constexpr int kPassBlocks = 16;
-struct PassColumnScales {
-  float owned[2][2];
-};
-
-// The lane's pairs of pass `pass` of the block whose first column is `col0`:
-// column c's scale at scales[c * stride], 0 from column `cols` on.
-__device__ __forceinline__ PassColumnScales load_pass_column_scales(const float* scales,
-                                                                    int64_t stride, int col0,
-                                                                    int cols, int pass, int lane) {
-  PassColumnScales s;
-#pragma unroll
-  for (int b = 0; b < 2; ++b) {
-    const int c = col0 + (pass * kPassBlocks + (lane / 4) * 2 + b) * 8 + 2 * (lane % 4);
-#pragma unroll
-    for (int e = 0; e < 2; ++e) s.owned[b][e] = c + e < cols ? scales[(c + e) * stride] : 0.0f;
-  }
-  return s;
-}
-
-// This thread's two column scales of block j of a pass (j the same across
-// the warp).
-__device__ __forceinline__ float2 pass_column_scale(const PassColumnScales& s, int j, int lane) {
-  const int owner = lane % 4 + 4 * (j / 2);
-  return make_float2(__shfl_sync(0xffffffffu, s.owned[j % 2][0], owner),
-                     __shfl_sync(0xffffffffu, s.owned[j % 2][1], owner));
-}
-
 // Multiplies a consumer's 64 x kN block of accumulators by the fp32 scales
 // of group g's fp8 operands (portable/operand_decode.h's QuantOperand, as
 // the portable path reads them): the tensor or group scales of both, and
@@ -397,22 +362,41 @@ __device__ __forceinline__ void scale_accumulators(const Params& p, int g, int64
       row_factor[half] *= row_scales[(row0 + r) * p.lhs_quant.scale_row_length];
     }
   }
+  // Column scales: a thread's columns 8 j + 2 (lane % 4) + {0, 1} of the
+  // kN / 8 blocks j are those of the 8 lanes with its lane % 4. In passes
+  // of 16 blocks, each of them loads the pairs of 2 blocks, all at once,
+  // and the others take them by shuffle: 4 loads a thread a pass instead of
+  // 32 (one round trip; the loads one by one had made rowwise products
+  // 1.3x slower than tensor-scaled ones on an H100). Two blocks a lane keep
+  // the 128 x 256 cluster instances from spilling.
+  constexpr int kPassBlocks = 16;
+  const int quad = lane % 4;
 #pragma unroll
   for (int pass = 0; pass < kN / 8 / kPassBlocks; ++pass) {
-    PassColumnScales owned{};
+    float owned[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};
     if (col_scales != nullptr) {
-      owned = load_pass_column_scales(col_scales, p.rhs_quant.scale_row_length, col0, p.out.cols,
-                                      pass, lane);
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        const int c = col0 + (pass * kPassBlocks + (lane / 4) * 2 + b) * 8 + 2 * quad;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          owned[b][e] =
+              c + e < p.out.cols ? col_scales[(c + e) * p.rhs_quant.scale_row_length] : 0.0f;
+        }
+      }
     }
 #pragma unroll
     for (int j = 0; j < kPassBlocks; ++j) {
       const int block = pass * kPassBlocks + j;
-      float2 col_factor = make_float2(1.0f, 1.0f);
-      if (col_scales != nullptr) col_factor = pass_column_scale(owned, j, lane);
+      float col_factor[2] = {1.0f, 1.0f};
+      if (col_scales != nullptr) {  // the same for the whole warp
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        acc[block * 4 + i] *= row_factor[i / 2] * (i % 2 == 0 ? col_factor.x : col_factor.y);
+        for (int e = 0; e < 2; ++e) {
+          col_factor[e] = __shfl_sync(0xffffffffu, owned[j % 2][e], quad + 4 * (j / 2));
+        }
       }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[block * 4 + i] *= row_factor[i / 2] * col_factor[i % 2];
     }
   }
 }

@@ -2,13 +2,14 @@
 // path takes, the TMA maps of the operands and the output, the plan's tile,
 // and the launch of the instance it names. bf16/fp16 operands in every
 // layout; fp8 (e4m3 x e4m3, e5m2 x e4m3) with tensor, group or rowwise
-// scales, or 1x128 x 128x128 blocks (ragged-M), in K-major layouts, which
-// fp8 wgmma needs: ragged-M weights [G, N, K] (layout T, stacked or per
-// expert), ragged-K operands [P, M] and [Q, M] (layout T, the quantizer's
-// columnwise copies); MX and NV blocks and quantized weights with bf16
-// activations, ragged-M with weights [G, N, K] (stacked or per expert), and MX and NV
-// blocks ragged-K along the tokens of columnwise copies [P, M] and [Q, M],
-// decoded into bf16 tiles (decode_stage.cuh). Quantized kernels answer
+// scales, 1x128 x 128x128 blocks (ragged-M) or 1x128 x 1x128 blocks along
+// the tokens (ragged-K), in K-major layouts, which fp8 wgmma needs: ragged-M
+// weights [G, N, K] (layout T, stacked or per expert), ragged-K operands
+// [P, M] and [Q, M] (layout T, the quantizer's columnwise copies); MX and
+// NV blocks and quantized weights with bf16 activations, ragged-M with
+// weights [G, N, K] (stacked or per expert), and MX and NV blocks ragged-K
+// along the tokens of columnwise copies [P, M] and [Q, M], decoded into
+// bf16 tiles (decode_stage.cuh). Quantized kernels answer
 // users once verified (kernels/verified_kernels.h).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -507,12 +508,14 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   log_choice(plan, p.out);
   if (shape.sm90_decode == Sm90Decode::kTokens || shape.sm90_decode == Sm90Decode::kFp8Tokens) {
     // The codes of columnwise copies [P, M] and [Q, M], boxed along the tokens.
-    const bool fp8 = shape.sm90_decode == Sm90Decode::kFp8Tokens;
+    const auto box_bytes = [&](gg_dtype type) {
+      return shape.sm90_decode == Sm90Decode::kFp8Tokens ? kFp8TokenBoxBytes
+                                                         : token_box_bytes(type);
+    };
     ok = raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, m, pdim, 1, d.lhs.strides[0], 0,
-                         block_m, fp8 ? kFp8TokenBoxBytes : token_box_bytes(d.lhs.dtype), &why) &&
+                         block_m, box_bytes(d.lhs.dtype), &why) &&
          raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, m, qdim, 1, d.rhs.strides[0], 0,
-                         b_box_rows, fp8 ? kFp8TokenBoxBytes : token_box_bytes(d.rhs.dtype),
-                         &why);
+                         b_box_rows, box_bytes(d.rhs.dtype), &why);
   } else {
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim,
                      a_kmajor ? pdim : m, 1, d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
