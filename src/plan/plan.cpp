@@ -109,9 +109,10 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
               std::to_string(shape.k / shape.groups) + " tokens";
   }
   if (decode != Sm90Decode::kNone) {
-    reason += decode == Sm90Decode::kRhs          ? ", rhs decoded into bf16"
-              : decode == Sm90Decode::kFp8Tokens ? ", fp8 codes moved to each group's first token"
-                                                 : ", both operands decoded into bf16";
+    reason += decode == Sm90Decode::kRhs ? ", rhs decoded into bf16"
+              : decode == Sm90Decode::kFp8Tokens
+                  ? ", fp8 codes moved in place from each group's first token"
+                  : ", both operands decoded into bf16";
   }
   return Sm90Plan{shape, tile, sm90_tile_config(tile, decode), sparse_k, multicast, reason};
 }

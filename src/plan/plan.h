@@ -123,6 +123,9 @@ struct Sm90TileConfig {
   int raw_row_bytes_a = 0;  // a decoded operand's codes per row of a stage
   int raw_row_bytes_b = 0;
   int scale_bytes = 0;  // fp8 token blocks: a stage's column scales (1 KB)
+  // fp8 token blocks: the consumers move a step's codes in place, the fp8
+  // tiles over the first bytes of their boxes, so a stage holds no others.
+  bool tiles_in_raw = false;
 };
 
 // Decoding instances take the 128 x 128 and 64 x 256 tiles (the 128 x 256
@@ -133,10 +136,14 @@ struct Sm90TileConfig {
 // further ahead of the consumers. Along tokens (kTokens, 128 x 128 only) a
 // row's codes take 16 bytes more: a group's first token lies up to 15
 // bytes into its first box. fp8 along tokens (kFp8Tokens, 128 x 128 only):
-// a stage of 69 KB (the fp8 tiles, boxes of 144-byte rows and the step's
-// column scales) leaves room for two.
+// a stage of 37 KB (boxes of 144-byte rows, the fp8 tiles moved over them,
+// and the step's column scales) leaves room for four, so that the loads of
+// three steps are in flight while the consumers move one step's codes under
+// the wgmmas of the step before.
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
-  if (decode == Sm90Decode::kFp8Tokens) return Sm90TileConfig{128, 128, 64, 2, 144, 144, 1024};
+  if (decode == Sm90Decode::kFp8Tokens) {
+    return Sm90TileConfig{128, 128, 64, 4, 144, 144, 1024, true};
+  }
   if (decode != Sm90Decode::kNone) {
     const int block_m = tile == Sm90Tile::k64x256 ? 64 : 128;
     const int block_n = tile == Sm90Tile::k128x128 ? 128 : 256;
@@ -151,7 +158,8 @@ constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm9
 }
 
 constexpr int64_t sm90_stage_bytes(const Sm90TileConfig& c) {
-  return int64_t{c.block_m + c.block_n} * c.block_k * 2 + int64_t{c.block_m} * c.raw_row_bytes_a +
+  const int64_t tiles = c.tiles_in_raw ? 0 : int64_t{c.block_m + c.block_n} * c.block_k * 2;
+  return tiles + int64_t{c.block_m} * c.raw_row_bytes_a +
          int64_t{c.block_n} * c.raw_row_bytes_b + c.scale_bytes;
 }
 constexpr int64_t sm90_staging_bytes(const Sm90TileConfig& c) {

@@ -215,35 +215,42 @@ TEST(Sm90DecodedSteps, TokenBoxesStartAlignedAndHoldTheStep) {
 }
 
 // fp8 with 1 x 128 blocks along the tokens: a k-step of the kernel's
-// 128-row tiles, moved by its 256 consumer threads from boxes whose step
-// begins at any shift, is each row's 128 codes from the shift, codes past
-// `valid` zeroed, at their 128-byte-swizzled places; every byte of the tile
-// is written, and the boxes hold the step at every shift a group's start
-// gives.
-TEST(Sm90DecodedSteps, Fp8TokenStepsAreEachRowsCodesFromTheShift) {
+// 128-row tiles, moved in place by its 256 consumer threads (every load,
+// then every store) from boxes whose step begins at any shift, is each
+// row's 128 codes from the shift, codes past `valid` zeroed, at their
+// 128-byte-swizzled places over the boxes' first 16 KB; every byte of the
+// tile is written, nothing past it, and the boxes hold the step at every
+// shift a group's start gives.
+TEST(Sm90DecodedSteps, Fp8TokenStepsMoveEachRowsCodesFromTheShiftInPlace) {
   constexpr int kRows = 128;
+  constexpr int kThreads = 256;
+  constexpr int kBoxBytes = kRows * kFp8TokenBoxBytes;
   for (int64_t start = 0; start < 64; ++start) {
     const int64_t shift = start - token_box_origin(GG_DTYPE_E4M3, start);
     EXPECT_LE(shift + 128, kFp8TokenBoxBytes);
   }
-  // 4-byte aligned boxes with a poisoned word after them.
-  std::vector<uint32_t> storage(kRows * kFp8TokenBoxBytes / 4 + 1, 0xFFFFFFFFu);
-  uint8_t* box = reinterpret_cast<uint8_t*>(storage.data());
-  for (int i = 0; i < kRows * kFp8TokenBoxBytes; ++i) box[i] = static_cast<uint8_t>(29 * i + 7);
-  std::vector<uint8_t> tile(kRows * 128);
+  std::vector<uint8_t> box(kBoxBytes);
+  for (int i = 0; i < kBoxBytes; ++i) box[i] = static_cast<uint8_t>(29 * i + 7);
+  // The stage's boxes, with a poisoned 16 bytes after them.
+  std::vector<uint8_t> storage(kBoxBytes + 16);
+  uint8_t* stage = storage.data();
+  std::vector<Fp8TokenStep<kRows, kThreads>> threads(kThreads);
   for (int shift = 0; shift < 16; ++shift) {
     for (int valid : {0, 1, 15, 16, 17, 100, 127, 128, 129, 300}) {
-      std::fill(tile.begin(), tile.end(), uint8_t{0xAA});
-      for (int thread = 0; thread < 256; ++thread) {
-        move_fp8_token_step<kRows, 256>(box, tile.data(), shift, valid, thread);
-      }
+      memcpy(stage, box.data(), kBoxBytes);
+      memset(stage + kBoxBytes, 0xAA, 16);
+      for (int t = 0; t < kThreads; ++t) threads[t].load(stage, shift, valid, t);
+      memset(stage, 0xAA, kRows * 128);  // the tile's bytes, each to be written
+      for (int t = 0; t < kThreads; ++t) threads[t].store(stage, t);
       for (int row = 0; row < kRows; ++row) {
         for (int k = 0; k < 128; ++k) {
           const uint8_t want = k < valid ? box[row * kFp8TokenBoxBytes + shift + k] : 0;
-          ASSERT_EQ(tile[static_cast<size_t>(swizzled_chunk_offset(row, k / 16) + k % 16)], want)
+          ASSERT_EQ(stage[static_cast<size_t>(swizzled_chunk_offset(row, k / 16) + k % 16)], want)
               << "shift " << shift << " valid " << valid << " row " << row << " code " << k;
         }
       }
+      for (int i = kRows * 128; i < kBoxBytes; ++i) ASSERT_EQ(stage[i], box[i]) << i;
+      for (int i = kBoxBytes; i < kBoxBytes + 16; ++i) ASSERT_EQ(stage[i], 0xAA) << i;
     }
   }
 }

@@ -22,7 +22,7 @@
 // each row's codes start `shift` elements into its box, and the elements
 // of a group's last chunk past its end are zeroed. fp8 codes with 1 x 128
 // blocks along the tokens are moved that way into fp8 tiles, undecoded
-// (decoded_steps.h's move_fp8_token_step).
+// (decoded_steps.h's Fp8TokenStep).
 #pragma once
 
 #include <stdint.h>

@@ -288,7 +288,7 @@ GG_HD int token_box_bytes(gg_dtype dtype) { return raw_step_bytes(dtype) + 16; }
 
 // fp8 with 1 x 128 blocks along the tokens (the fp8 weight gradient) is not
 // decoded: a k-step is one block, 128 codes a row moved as they are into
-// an fp8 tile (move_fp8_token_step, below), from boxes of 128 + 16 bytes a
+// an fp8 tile (Fp8TokenStep, below), from boxes of 128 + 16 bytes a
 // row.
 constexpr int kFp8TokenBoxBytes = 128 + 16;
 
@@ -359,32 +359,48 @@ GG_HD void fp8_token_chunk(const uint8_t* row, int chunk, int shift, int valid,
 }
 
 // fp8 codes with 1 x 128 blocks along a ragged-K group's tokens (plan.h's
-// Sm90Decode::kFp8Tokens): one k-step of a kRows-row tile, from the stage's
-// boxes (kFp8TokenBoxBytes a row, the step's first token `shift` codes in)
-// into the 128-byte-swizzled fp8 tile its wgmmas read, the codes from
-// `valid` on (past the group's last token) zeroed. Run by kThreads threads,
+// Sm90Decode::kFp8Tokens): one k-step of a kRows-row tile, moved in place
+// from the stage's boxes (kFp8TokenBoxBytes a row, the step's first token
+// `shift` codes in) into the 128-byte-swizzled fp8 tile its wgmmas read,
+// which overwrites the boxes from their first byte; the codes from `valid`
+// on (past the group's last token) are zeroed. Run by kThreads threads,
 // `thread` one of them, each taking 16-byte chunks: the 8 of a row go to 8
-// threads of a warp, so a warp's stores fill 4 whole rows.
+// threads of a warp, so a warp's stores fill 4 whole rows. Every thread
+// loads its chunks (load) before any stores (store): the threads in
+// between, a barrier.
 template <int kRows, int kThreads>
-GG_HD void move_fp8_token_step(const uint8_t* raw, uint8_t* tile, int shift, int valid,
-                               int thread) {
-  constexpr int kChunks = kRows * 8;
-  static_assert(kChunks % kThreads == 0, "whole chunks a thread");
+struct Fp8TokenStep {
+  static constexpr int kChunks = kRows * 8 / kThreads;  // a thread's
+  static_assert(kRows * 8 % kThreads == 0, "whole chunks a thread");
+  uint32_t codes[kChunks][4];
+
+  GG_HD void load(const uint8_t* box, int shift, int valid, int thread) {
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-  for (int n = 0; n < kChunks / kThreads; ++n) {
-    const int row = (thread + n * kThreads) / 8;
-    const int chunk = (thread + n * kThreads) % 8;
-    uint32_t codes[4];
-    fp8_token_chunk(raw + row * kFp8TokenBoxBytes, chunk, shift, valid, codes);
-    uint8_t* out = tile + swizzled_chunk_offset(row, chunk);
-#ifdef __CUDA_ARCH__
-    *reinterpret_cast<uint4*>(out) = make_uint4(codes[0], codes[1], codes[2], codes[3]);
-#else
-    memcpy(out, codes, 16);
-#endif
+    for (int n = 0; n < kChunks; ++n) {
+      const int row = (thread + n * kThreads) / 8;
+      const int chunk = (thread + n * kThreads) % 8;
+      fp8_token_chunk(box + row * kFp8TokenBoxBytes, chunk, shift, valid, codes[n]);
+    }
   }
-}
+
+  GG_HD void store(uint8_t* tile, int thread) const {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int n = 0; n < kChunks; ++n) {
+      const int row = (thread + n * kThreads) / 8;
+      const int chunk = (thread + n * kThreads) % 8;
+      uint8_t* out = tile + swizzled_chunk_offset(row, chunk);
+#ifdef __CUDA_ARCH__
+      *reinterpret_cast<uint4*>(out) =
+          make_uint4(codes[n][0], codes[n][1], codes[n][2], codes[n][3]);
+#else
+      memcpy(out, codes[n], 16);
+#endif
+    }
+  }
+};
 
 }  // namespace gg::sm90

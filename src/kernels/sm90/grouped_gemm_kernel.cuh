@@ -124,8 +124,15 @@ struct Config {
   static constexpr int kBRawBytes = kBlockN * kTile.raw_row_bytes_b;
   // fp8 token blocks: the step's column scales, after the raw codes.
   static constexpr int kScaleBytes = kTile.scale_bytes;
-  static constexpr int kStageBytes =
-      kAStageBytes + kBStageBytes + kARawBytes + kBRawBytes + kScaleBytes;
+  // Where each part of a stage starts: the A and B tiles, then the raw
+  // codes; fp8 token blocks move their tiles over their raw codes.
+  static constexpr int kARawOffset = kTile.tiles_in_raw ? 0 : kAStageBytes + kBStageBytes;
+  static constexpr int kBRawOffset = kARawOffset + kARawBytes;
+  static constexpr int kBTileOffset = kTile.tiles_in_raw ? kBRawOffset : kAStageBytes;
+  static constexpr int kScaleOffset = kBRawOffset + kBRawBytes;
+  static constexpr int kStageBytes = kScaleOffset + kScaleBytes;
+  static_assert(kStageBytes == sm90_stage_bytes(kTile), "plan.h's stage");
+  static_assert(kBTileOffset % 1024 == 0, "B's tile starts 1024-byte aligned");
   static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
   static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
@@ -464,8 +471,8 @@ __device__ __forceinline__ TokenStepScales token_step_scales(const Params& p, co
 // step (the scales of a column lie a row of blocks apart, one to a 32-byte
 // sector: loaded by every warp, they had kept the L1 pipe busy). A slot
 // outlives its stage's release, since the promotion follows it: only the
-// consumers write it, two steps later, after both have passed the barrier
-// of the step between, so after both promotions that read it.
+// consumers write it, as they move the step a ring of stages later, after
+// both have passed a barrier since the promotions that read it.
 template <int kColumns>
 struct ColumnScaleFeed {
   const float* column = nullptr;  // this thread's column's scale row, from the group's first block
@@ -540,8 +547,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   using Cfg = Config<kShape, kLayout>;
   // kDecodedTokens: both operands decoded along a ragged-K group's tokens
   // (decoded_steps.h); kTokenBlocks: fp8 with 1 x 128 blocks along them, a
-  // k-step one block, moved by the consumers into the stage's fp8 tiles
-  // (move_fp8_token_step). Either way k-steps run from the group's first
+  // k-step one block, moved in place by the consumers into fp8 tiles over
+  // the stage's boxes (Fp8TokenStep), a step ahead of the wgmmas. Either way k-steps run from the group's first
   // token, and each operand's codes land in its raw area in boxes from the
   // 16-byte chunk holding it.
   constexpr bool kDecodedTokens = kLayout == Sm90Decode::kTokens;
@@ -672,15 +679,15 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&empty[stage], phase ^ 1);
           uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
-          uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
+          uint8_t* b_stage = a_stage + Cfg::kBTileOffset;
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
                                                cuda::ptx::space_shared, &full[stage],
                                                stage_bytes);
           const int k = t.k0 + ks * kBlockK;
           // Raw codes go to their area, addressed in bytes along K
           // (ragged-M: k0 is 0) or along the tokens from the origin.
-          uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
-          uint8_t* b_raw = a_raw + Cfg::kARawBytes;
+          uint8_t* a_raw = a_stage + Cfg::kARawOffset;
+          uint8_t* b_raw = a_stage + Cfg::kBRawOffset;
           if constexpr (kRawA) {
             load_box<false>(a_map, a_raw, {a_origin + ks * raw_a, t.a_mn, 0}, &full[stage]);
           } else {
@@ -802,95 +809,45 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           }
         }
       }
-      for (int ks = 0; ks < t.k_steps; ++ks) {
-        wait_barrier(&full[stage], phase);
-        uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
-        uint8_t* b_stage = a_stage + Cfg::kAStageBytes;
-        if constexpr (kDecodeB) {
-          // The step's codes into the stage's bf16 tiles (decode_stage.cuh),
-          // by both consumers: after the barrier, each one's wgmmas may read
-          // every chunk of the tiles. The next step's scales load meanwhile.
-          const int depth = (kDecodedTokens ? 0 : t.k0) + ks * kBlockK;
-          const uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
-          if constexpr (kDecodeA) {
-            a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_raw, a_stage, depth,
-                                                      depth_end, a_shift, decoding_thread);
-          }
-          b_decoder.template decode<kDecodedTokens>(p.rhs_quant, a_raw + Cfg::kARawBytes,
-                                                    b_stage, depth, depth_end, b_shift,
-                                                    decoding_thread);
-          if (ks + 1 < t.k_steps) load_step_scales(depth + kBlockK);
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-          sync_consumers();
-          __syncwarp();  // wgmma's .aligned forms need the warp converged again
-        } else if constexpr (kTokenBlocks) {
-          // The step's codes into the stage's fp8 tiles, from the group's
-          // token 128 ks on, the tokens past its end zeroed, and its column
-          // scales into the stage's slot; then as above.
-          uint8_t* a_raw = b_stage + Cfg::kBStageBytes;
+      if constexpr (kTokenBlocks) {
+        // Software pipelined: a step's wgmmas run while the consumers move
+        // the next step's codes into place, so that the tensor cores do not
+        // wait on the move. A step's codes are moved in place into its
+        // stage's fp8 tiles (decoded_steps.h's Fp8TokenStep: from the
+        // group's token 128 ks, the tokens past its end zeroed; every
+        // consumer thread's loads of the boxes before any store over them),
+        // and its column scales into the stage's slot; the consumers'
+        // barrier after it lets either consumer's wgmmas read them.
+        static_assert(!kSplit && kConsumerN == kBlockN, "each consumer 64 rows of the tile");
+        float (&partial)[kConsumerN / 2] =
+            *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
+        const auto move_step = [&](int ks, int into, uint32_t into_phase) {
+          wait_barrier(&full[into], into_phase);
+          uint8_t* base = smem + size_t(into) * Cfg::kStageBytes;
           const int valid = depth_end - ks * kBlockK;
-          move_fp8_token_step<kBlockM, kConsumerThreads>(a_raw, a_stage, a_shift, valid,
-                                                         decoding_thread);
-          move_fp8_token_step<kBlockN, kConsumerThreads>(a_raw + Cfg::kARawBytes, b_stage, b_shift,
-                                                         valid, decoding_thread);
-          column_scales.store(
-              reinterpret_cast<float*>(a_raw + Cfg::kARawBytes + Cfg::kBRawBytes), ks,
-              t.k_steps, decoding_thread);
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          Fp8TokenStep<kBlockM, kConsumerThreads> a_codes;
+          Fp8TokenStep<kBlockN, kConsumerThreads> b_codes;
+          a_codes.load(base + Cfg::kARawOffset, a_shift, valid, decoding_thread);
+          b_codes.load(base + Cfg::kBRawOffset, b_shift, valid, decoding_thread);
           sync_consumers();
-          __syncwarp();
-        }
-        // The group's elements of this step, [k_begin, k_end), and the
-        // 32-byte slices the step reads, [k_lo, k_hi): with kSparseK only
-        // those holding group tokens (a group of a few tokens costs one wgmma
-        // per step, not four). Their elements outside the group must be zero:
-        // past a token map's end TMA fills them, and the decode of decoded
-        // operands or the move of fp8 token blocks writes them; otherwise
-        // (K-major operands) the consumers zero them here.
-        const int k_begin = ks == 0 ? t.k_first : 0;
-        const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
-        const int k_lo = kSparseK ? k_begin / kSliceK * kSliceK : 0;
-        const int k_hi = kSparseK ? (k_end + kSliceK - 1) / kSliceK * kSliceK : kBlockK;
-        if (kOp == GG_OP_RAGGED_K && !kTokenMaps && !kDecodeB && !kTokenBlocks &&
-            (k_begin > k_lo || k_end < k_hi)) {
-          const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
-          zero_outside<kAKMajor, kBlockM, Element>(a_stage, k_lo, k_hi, k_begin, k_end,
-                                                   zeroing_thread);
-          zero_outside<kBKMajor, kBlockN, Element>(b_stage, k_lo, k_hi, k_begin, k_end,
-                                                   zeroing_thread);
+          a_codes.store(base, decoding_thread);
+          b_codes.store(base + Cfg::kBTileOffset, decoding_thread);
+          column_scales.store(reinterpret_cast<float*>(base + Cfg::kScaleOffset), ks, t.k_steps,
+                              decoding_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+        };
+        if (t.k_steps > 0) {
+          move_step(0, stage, phase);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
         }
-        // This consumer's 64 rows of A and columns of B: rows 64 * consumer
-        // of all columns, or (split) the first 64 rows and columns
-        // kConsumerN * consumer (K-major rows of 128 bytes; MN-major boxes of 64).
-        const int a_part = kSplit ? 0 : consumer;
-        const int b_part = kSplit ? consumer : 0;
-        const uint64_t desc_a =
-            operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
-        const uint64_t desc_b = operand_desc<kBKMajor>(
-            b_stage + b_part * (kBKMajor ? kConsumerN * 128 : kConsumerN / 64 * kBoxBytes));
-        if constexpr (Types::kBlockScaled) {
-          // The step is one 128-deep block of both operands' scales: its
-          // products go to `partial`, and are promoted into the accumulators
-          // times the block's scales once the step's wgmmas are done (the
-          // scales' loads in flight meanwhile); the other consumer's wgmmas
-          // keep the tensor cores busy in the wait.
-          float (&partial)[kConsumerN / 2] =
-              *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
-          const int first_row = kSplit ? 0 : consumer * 64;
-          const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
-          const auto scales = [&] {
-            if constexpr (kTokenBlocks) {
-              const float* slot = reinterpret_cast<const float*>(
-                  b_stage + Cfg::kBStageBytes + Cfg::kARawBytes + Cfg::kBRawBytes);
-              return token_step_scales(p, t, table.tile_prefix[t.group], ks, first_row,
-                                       slot + (first_col - t.b_mn), thread);
-            } else {
-              return step_scales<kConsumerN>(p, t, ks, first_row, first_col, thread);
-            }
-          }();
+        for (int ks = 0; ks < t.k_steps; ++ks) {
+          uint8_t* base = smem + size_t(stage) * Cfg::kStageBytes;
+          const uint64_t desc_a = operand_desc<true>(base + consumer * 64 * 128);
+          const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
+          const TokenStepScales scales = token_step_scales(
+              p, t, table.tile_prefix[t.group], ks, consumer * 64,
+              reinterpret_cast<const float*>(base + Cfg::kScaleOffset), thread);
           fence_accumulators(partial);
           wgmma_fence();
 #pragma unroll
@@ -899,29 +856,118 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                        advance_k16<true>(desc_b, k16), k16 > 0, 1);
           }
           wgmma_commit();
+          const int next_stage = stage + 1 == Cfg::kStages ? 0 : stage + 1;
+          const uint32_t next_phase = next_stage == 0 ? phase ^ 1 : phase;
+          if (ks + 1 < t.k_steps) move_step(ks + 1, next_stage, next_phase);
           wgmma_wait<0>();
           fence_accumulators(partial);
           release(stage);
           promote(acc, partial, scales, ks == 0);
-        } else {
-          fence_accumulators(acc);
-          wgmma_fence();
-#pragma unroll
-          for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
-            wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
-                acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
-                ks > 0 || k16 * kSliceK > k_lo, k16 * kSliceK >= k_lo && k16 * kSliceK < k_hi);
+          stage = next_stage;
+          phase = next_phase;
+          if (ks + 1 < t.k_steps) {
+            sync_consumers();
+            __syncwarp();
           }
-          wgmma_commit();
-          fence_accumulators(acc);
-          // The wgmma group of the step before has now finished reading its stage.
-          wgmma_wait<1>();
-          if (previous_stage >= 0) release(previous_stage);
-          previous_stage = stage;
         }
-        if (++stage == Cfg::kStages) {
-          stage = 0;
-          phase ^= 1;
+      } else {
+        for (int ks = 0; ks < t.k_steps; ++ks) {
+          wait_barrier(&full[stage], phase);
+          uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
+          uint8_t* b_stage = a_stage + Cfg::kBTileOffset;
+          if constexpr (kDecodeB) {
+            // The step's codes into the stage's bf16 tiles (decode_stage.cuh),
+            // by both consumers: after the barrier, each one's wgmmas may read
+            // every chunk of the tiles. The next step's scales load meanwhile.
+            const int depth = (kDecodedTokens ? 0 : t.k0) + ks * kBlockK;
+            const uint8_t* a_raw = a_stage + Cfg::kARawOffset;
+            if constexpr (kDecodeA) {
+              a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_raw, a_stage, depth,
+                                                        depth_end, a_shift, decoding_thread);
+            }
+            b_decoder.template decode<kDecodedTokens>(p.rhs_quant, a_stage + Cfg::kBRawOffset,
+                                                      b_stage, depth, depth_end, b_shift,
+                                                      decoding_thread);
+            if (ks + 1 < t.k_steps) load_step_scales(depth + kBlockK);
+            cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+            sync_consumers();
+            __syncwarp();  // wgmma's .aligned forms need the warp converged again
+          }
+          // The group's elements of this step, [k_begin, k_end), and the
+          // 32-byte slices the step reads, [k_lo, k_hi): with kSparseK only
+          // those holding group tokens (a group of a few tokens costs one wgmma
+          // per step, not four). Their elements outside the group must be zero:
+          // past a token map's end TMA fills them, and the decode of decoded
+          // operands writes them; otherwise
+          // (K-major operands) the consumers zero them here.
+          const int k_begin = ks == 0 ? t.k_first : 0;
+          const int k_end = ks == t.k_steps - 1 ? t.k_last : kBlockK;
+          const int k_lo = kSparseK ? k_begin / kSliceK * kSliceK : 0;
+          const int k_hi = kSparseK ? (k_end + kSliceK - 1) / kSliceK * kSliceK : kBlockK;
+          if (kOp == GG_OP_RAGGED_K && !kTokenMaps && !kDecodeB &&
+              (k_begin > k_lo || k_end < k_hi)) {
+            const int zeroing_thread = static_cast<int>(threadIdx.x) - 128;
+            zero_outside<kAKMajor, kBlockM, Element>(a_stage, k_lo, k_hi, k_begin, k_end,
+                                                     zeroing_thread);
+            zero_outside<kBKMajor, kBlockN, Element>(b_stage, k_lo, k_hi, k_begin, k_end,
+                                                     zeroing_thread);
+            cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+            sync_consumers();
+            __syncwarp();  // wgmma's .aligned forms need the warp converged again
+          }
+          // This consumer's 64 rows of A and columns of B: rows 64 * consumer
+          // of all columns, or (split) the first 64 rows and columns
+          // kConsumerN * consumer (K-major rows of 128 bytes; MN-major boxes of 64).
+          const int a_part = kSplit ? 0 : consumer;
+          const int b_part = kSplit ? consumer : 0;
+          const uint64_t desc_a =
+              operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
+          const uint64_t desc_b = operand_desc<kBKMajor>(
+              b_stage + b_part * (kBKMajor ? kConsumerN * 128 : kConsumerN / 64 * kBoxBytes));
+          if constexpr (Types::kBlockScaled) {
+            // The step is one 128-deep block of both operands' scales: its
+            // products go to `partial`, and are promoted into the accumulators
+            // times the block's scales once the step's wgmmas are done (the
+            // scales' loads in flight meanwhile); the other consumer's wgmmas
+            // keep the tensor cores busy in the wait.
+            float (&partial)[kConsumerN / 2] =
+                *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
+            const int first_row = kSplit ? 0 : consumer * 64;
+            const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
+            const StepScales scales =
+                step_scales<kConsumerN>(p, t, ks, first_row, first_col, thread);
+            fence_accumulators(partial);
+            wgmma_fence();
+  #pragma unroll
+            for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
+              wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
+                                         advance_k16<true>(desc_b, k16), k16 > 0, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_accumulators(partial);
+            release(stage);
+            promote(acc, partial, scales, ks == 0);
+          } else {
+            fence_accumulators(acc);
+            wgmma_fence();
+  #pragma unroll
+            for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
+              wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
+                  acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
+                  ks > 0 || k16 * kSliceK > k_lo, k16 * kSliceK >= k_lo && k16 * kSliceK < k_hi);
+            }
+            wgmma_commit();
+            fence_accumulators(acc);
+            // The wgmma group of the step before has now finished reading its stage.
+            wgmma_wait<1>();
+            if (previous_stage >= 0) release(previous_stage);
+            previous_stage = stage;
+          }
+          if (++stage == Cfg::kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
         }
       }
       wgmma_wait<0>();
