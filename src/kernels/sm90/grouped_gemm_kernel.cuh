@@ -548,9 +548,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // kDecodedTokens: both operands decoded along a ragged-K group's tokens
   // (decoded_steps.h); kTokenBlocks: fp8 with 1 x 128 blocks along them, a
   // k-step one block, moved in place by the consumers into fp8 tiles over
-  // the stage's boxes (Fp8TokenStep), a step ahead of the wgmmas. Either way k-steps run from the group's first
-  // token, and each operand's codes land in its raw area in boxes from the
-  // 16-byte chunk holding it.
+  // the stage's boxes (Fp8TokenStep), a step ahead of the wgmmas. Either
+  // way k-steps run from the group's first token, and each operand's codes
+  // land in its raw area in boxes from the 16-byte chunk holding it.
   constexpr bool kDecodedTokens = kLayout == Sm90Decode::kTokens;
   constexpr bool kTokenBlocks = kLayout == Sm90Decode::kFp8Tokens;
   constexpr bool kTokenSteps = kDecodedTokens || kTokenBlocks;
@@ -764,6 +764,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       constexpr bool kSplit = decltype(split)::value;
       constexpr int kConsumerN = kSplit ? kBlockN / 2 : kBlockN;  // columns per consumer
       float (&acc)[kConsumerN / 2] = *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_acc);
+      // The consumer's first row of the tile and first output column.
+      const int first_row = kSplit ? 0 : consumer * 64;
+      const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
       int previous_stage = -1;
       // Decoded operands: the block-scale codes of each step's chunks, each
       // thread's, loaded a step ahead (decode_stage.cuh).
@@ -843,11 +846,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         }
         for (int ks = 0; ks < t.k_steps; ++ks) {
           uint8_t* base = smem + size_t(stage) * Cfg::kStageBytes;
-          const uint64_t desc_a = operand_desc<true>(base + consumer * 64 * 128);
+          const uint64_t desc_a = operand_desc<true>(base + first_row * 128);
           const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
-          const TokenStepScales scales = token_step_scales(
-              p, t, table.tile_prefix[t.group], ks, consumer * 64,
-              reinterpret_cast<const float*>(base + Cfg::kScaleOffset), thread);
+          // The row scales' loads are in flight under the next step's move.
+          const TokenStepScales scales =
+              token_step_scales(p, t, table.tile_prefix[t.group], ks, first_row,
+                                reinterpret_cast<const float*>(base + Cfg::kScaleOffset), thread);
           fence_accumulators(partial);
           wgmma_fence();
 #pragma unroll
@@ -871,6 +875,14 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           }
         }
       } else {
+        // Block-scaled fp8: a step's scales, loaded a step ahead (L2's
+        // latency is about a step's wgmmas).
+        [[maybe_unused]] StepScales next_scales{};
+        if constexpr (Types::kBlockScaled) {
+          if (t.k_steps > 0) {
+            next_scales = step_scales<kConsumerN>(p, t, 0, first_row, first_col, thread);
+          }
+        }
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&full[stage], phase);
           uint8_t* a_stage = smem + size_t(stage) * Cfg::kStageBytes;
@@ -928,17 +940,17 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             // The step is one 128-deep block of both operands' scales: its
             // products go to `partial`, and are promoted into the accumulators
             // times the block's scales once the step's wgmmas are done (the
-            // scales' loads in flight meanwhile); the other consumer's wgmmas
-            // keep the tensor cores busy in the wait.
+            // next step's scales' loads in flight meanwhile); the other
+            // consumer's wgmmas keep the tensor cores busy in the wait.
             float (&partial)[kConsumerN / 2] =
                 *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
-            const int first_row = kSplit ? 0 : consumer * 64;
-            const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
-            const StepScales scales =
-                step_scales<kConsumerN>(p, t, ks, first_row, first_col, thread);
+            const StepScales scales = next_scales;
+            if (ks + 1 < t.k_steps) {
+              next_scales = step_scales<kConsumerN>(p, t, ks + 1, first_row, first_col, thread);
+            }
             fence_accumulators(partial);
             wgmma_fence();
-  #pragma unroll
+#pragma unroll
             for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
               wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
                                          advance_k16<true>(desc_b, k16), k16 > 0, 1);
@@ -951,7 +963,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           } else {
             fence_accumulators(acc);
             wgmma_fence();
-  #pragma unroll
+#pragma unroll
             for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
               wgmma<kConsumerN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(
                   acc, advance_k16<kAKMajor>(desc_a, k16), advance_k16<kBKMajor>(desc_b, k16),
@@ -981,8 +993,6 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         acquire_written_map(p.out.maps + t.group);  // thread 0 issues the block's TMA stores
         mapped_group = t.group;
       }
-      const int first_row = kSplit ? 0 : consumer * 64;
-      const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
       if constexpr (Types::kScaled) {
         scale_accumulators<kOp, kConsumerN>(p, t.group, t.a_mn + first_row,
                                             min(64, t.rows - first_row), first_col, thread, acc);
