@@ -892,10 +892,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             // by both consumers: after the barrier, each one's wgmmas may read
             // every chunk of the tiles. The next step's scales load meanwhile.
             const int depth = (kDecodedTokens ? 0 : t.k0) + ks * kBlockK;
-            const uint8_t* a_raw = a_stage + Cfg::kARawOffset;
             if constexpr (kDecodeA) {
-              a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_raw, a_stage, depth,
-                                                        depth_end, a_shift, decoding_thread);
+              a_decoder.template decode<kDecodedTokens>(p.lhs_quant, a_stage + Cfg::kARawOffset,
+                                                        a_stage, depth, depth_end, a_shift,
+                                                        decoding_thread);
             }
             b_decoder.template decode<kDecodedTokens>(p.rhs_quant, a_stage + Cfg::kBRawOffset,
                                                       b_stage, depth, depth_end, b_shift,
