@@ -21,10 +21,12 @@ RAGGED_FORMATS = [
     "fp8_e4m3_tensor",
     "fp8_e5m2_group",
     "fp8_e4m3_1x128",
+    "fp8_e4m3_rowwise",
     "mxfp8_e4m3",
     "mxfp8_e5m2",
     "nvfp4_tensor",
     "nvfp4_group",
+    "mxfp4",
 ]
 SIZES = [33, 0, 1, 129, 31, 62]  # sum 256 = M
 
@@ -42,7 +44,11 @@ def _bits(t):
 
 
 def _used_block_columns(fmt, sizes):
-    bs = 32 if fmt.startswith("mxfp8") else 16 if fmt.startswith("nvfp4") else 128
+    if fmt.endswith("rowwise"):
+        # One scale per group's K column, an empty group's too, unless the
+        # output holds no element at all (nothing is written then).
+        return len(sizes) if sum(sizes) > 0 else 0
+    bs = 32 if fmt.startswith("mxfp") else 16 if fmt.startswith("nvfp4") else 128
     return sum(-(-s // bs) for s in sizes)
 
 

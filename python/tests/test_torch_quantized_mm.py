@@ -22,9 +22,6 @@ from groupgemm import NotSupported  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("lib")
 
-HAS_CUDA = torch.cuda.is_available()
-needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU")
-
 M, K, N = 72, 160, 48  # K: one full and one partial 1x128 block
 P, Q = 48, 32
 SIZES = {
@@ -382,11 +379,3 @@ def test_per_group_alpha_gradients():
     torch.testing.assert_close(x.grad.double(), xr.grad, rtol=2**-7, atol=1e-2)
     torch.testing.assert_close(w.grad.double(), wr.grad, rtol=2**-7, atol=1e-2)
 
-
-@needs_cuda
-def test_cuda_quantizer_refuses_what_it_does_not_write():
-    # The GPU quantizer writes every format but mxfp4 and fp8 rowwise.
-    sizes = _sizes(SIZES["edges"]).cuda()
-    x = _input((M, K), 27).cuda()
-    with pytest.raises(NotSupported, match="mxfp4"):
-        ggt.grouped_quantize(x, sizes, rowwise="mxfp4")

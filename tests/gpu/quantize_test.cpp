@@ -13,8 +13,6 @@
 // group) each take every format with sizes at their tile edges, bad sizes
 // and a graph replay. Every output sits between guard bands and starts
 // poisoned, each case checked under two poison bytes (quantize_case.h).
-// The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the
-// mxfp4 codec, which does not yet answer users (kernels/verified_kernels.h).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 

@@ -138,9 +138,8 @@ def grouped_quantize(
     (transposed: [K, M] or [G, K, N], blocks along the tokens restarting at
     every group start), in one pass. Formats: fp8_e4m3/e5m2 with _tensor or
     _group scales, fp8_e4m3/e5m2_1x128, fp8_e4m3/e5m2_128x128 (stacked only),
-    fp8_e4m3/e5m2_rowwise, mxfp8_e4m3/e5m2, mxfp4, nvfp4_tensor/_group
-    (mxfp4 and fp8 rowwise until their GPU kernel has passed its tests: the
-    GPU quantizer raises NotSupported for them). amax=True also returns each group's absolute
+    fp8_e4m3/e5m2_rowwise, mxfp8_e4m3/e5m2, mxfp4, nvfp4_tensor/_group, on
+    the CPU and the GPU alike. amax=True also returns each group's absolute
     maximum [G]. Entries past the last group are left uninitialized. Each
     output is a QuantizedTensor, which grouped_mm and ragged_k_mm take as an
     operand."""
