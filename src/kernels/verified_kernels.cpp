@@ -56,7 +56,10 @@ constexpr const char* kVerified[] = {
     // (fp8_blockwise steps, graph replay) on an H100 80GB HBM3 on
     // 2026-12-07; its revision with 16-byte loads and column scales shared
     // through shared memory passed the GPU tests and the torch CUDA tests
-    // of the blockwise products on an H200 the same day.
+    // of the blockwise products on an H200 the same day, and its software-
+    // pipelined revision (codes moved in place under the previous step's
+    // wgmmas) the whole GPU suite, its compute-sanitizer runs and the
+    // Python tests on CUDA on an H100 80GB HBM3 the same day.
     "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients",
 };
 
