@@ -70,7 +70,7 @@ class Case:
     host_sizes: List[int]
     x: torch.Tensor  # [M, K]
     w: torch.Tensor  # [G, N, K]
-    sizes: torch.Tensor  # [G] int32, on the GPU
+    sizes: torch.Tensor  # [G] int32, on the case's device (the GPU when timed)
     ends: torch.Tensor  # cumsum(sizes), int32: torch._grouped_mm's offsets
     dy: torch.Tensor  # [M, N], the gradient fed to backward
 
@@ -87,12 +87,12 @@ class Case:
             start += size
 
 
-def make_case(preset, tokens, routing, seed) -> Case:
+def make_case(preset, tokens, routing, seed, device="cuda") -> Case:
     torch.manual_seed(seed)
     m, n, k = preset.rows(tokens), preset.n, preset.k
     host_sizes = presets.route(routing, m, preset.experts, seed)
-    sizes = torch.tensor(host_sizes, dtype=torch.int32, device="cuda")
-    bf16 = dict(dtype=torch.bfloat16, device="cuda")
+    sizes = torch.tensor(host_sizes, dtype=torch.int32, device=device)
+    bf16 = dict(dtype=torch.bfloat16, device=device)
     return Case(
         preset=preset,
         tokens=tokens,

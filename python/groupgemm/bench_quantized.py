@@ -20,6 +20,12 @@ the quantizer). The forward:
                      through torch._scaled_mm, tensor-scaled and 1x128 x
                      128x128 block-scaled (groupgemm._dense_fp8)
 
+The input gradient (--ops dgrad), dx[g rows] = dy[g rows] @ w[g] ([rows,
+K], bf16 out): bf16 (grouped_mm, w_layout "kn"), torch._grouped_mm, the
+recipes' dgrad pairs (DGRAD_FORMATS: dy's rowwise copy times the weights'
+columnwise copy [G, K, N], which fp8 wgmma reads K-major), torch's fp8
+rowwise product of those copies and cuBLASLt's dense fp8 of equal work.
+
 --shapes deepgemm times DeepGEMM's grouped FP8 benchmark shapes instead
 (DEEPGEMM_SHAPES: G groups of equal rows), forward and weight gradient.
 
@@ -52,7 +58,7 @@ import argparse
 import sys
 from typing import Dict, List, Optional
 
-from . import _optional, presets
+from . import _optional, presets, recipes
 from .errors import NotSupported
 
 PROG = "python -m groupgemm.bench_quantized"
@@ -78,6 +84,9 @@ FORMATS = [
     (None, "mxfp8_e4m3"),
     (None, "mxfp4"),
 ]
+# (dy format, w format) of the input gradient: each recipe's rowwise copy of
+# dy and columnwise copy of the weights.
+DGRAD_FORMATS = list(dict.fromkeys((r.dgrad_dy, r.dgrad_w) for r in recipes.RECIPES.values()))
 # (dy format, x format) of the weight gradient, columnwise copies.
 WGRAD_FORMATS = [("fp8_e5m2_tensor", "fp8_e4m3_tensor"), ("fp8_e4m3_1x128", "fp8_e4m3_1x128"),
                  ("mxfp8_e4m3", "mxfp8_e4m3"), ("nvfp4_tensor", "nvfp4_tensor")]
@@ -109,12 +118,14 @@ def stored_bytes(operand) -> int:
     return total
 
 
-def quantized(tensor, fmt, sizes):
-    """The rowwise copy of `tensor` in `fmt` (None: tensor itself), or the
-    reason none can be made."""
+def quantized(tensor, fmt, sizes, columnwise=False):
+    """The rowwise copy of `tensor` in `fmt` (None: tensor itself), or its
+    columnwise one, or the reason none can be made."""
     if fmt is None:
         return tensor
     try:
+        if columnwise:
+            return ggt.grouped_quantize(tensor, sizes, columnwise=fmt).columnwise
         return ggt.grouped_quantize(tensor, sizes, rowwise=fmt).rowwise
     except NotSupported as error:
         return str(error)
@@ -176,59 +187,72 @@ def on_fp8_cores(method: str) -> bool:
             or method.startswith("cuBLASLt fp8"))
 
 
-def measure_case(case, args, rates) -> List[dict]:
+def measure_ragged_m(case, args, rates, op: str) -> List[dict]:
+    """The methods of one ragged-M case: the forward (op "fprop", y = x @
+    w^T: x's rowwise copy times the weights' rowwise one) or the input
+    gradient ("dgrad", dx = dy @ w: dy's rowwise copy times the weights'
+    columnwise one, w_layout "kn"), one record each."""
+    dgrad = op == "dgrad"
+    lhs = case.dy if dgrad else case.x
+    layout = "kn" if dgrad else "nk"
+    out_cols = case.preset.k if dgrad else case.preset.n
     flops = 2.0 * case.rows * case.preset.n * case.preset.k
     live = sum(1 for size in case.host_sizes if size) / case.preset.experts
+    torch_w = case.w if dgrad else case.w.transpose(-2, -1)
     methods: Dict[str, object] = {
-        "bf16": lambda: ggt.grouped_mm(case.x, case.w, case.sizes),
-        "torch._grouped_mm": lambda: torch._grouped_mm(
-            case.x, case.w.transpose(-2, -1), offs=case.ends),
+        "bf16": lambda: ggt.grouped_mm(lhs, case.w, case.sizes, w_layout=layout),
+        "torch._grouped_mm": lambda: torch._grouped_mm(lhs, torch_w, offs=case.ends),
     }
-    bytes_of = {"bf16": stored_bytes(case.x) + live * stored_bytes(case.w),
-                "torch._grouped_mm": stored_bytes(case.x) + live * stored_bytes(case.w)}
+    bytes_of = {"bf16": stored_bytes(lhs) + live * stored_bytes(case.w),
+                "torch._grouped_mm": stored_bytes(lhs) + live * stored_bytes(case.w)}
     reference = methods["bf16"]().float()[: case.rows]
     notes = []
-    operands = {}  # the quantized copies made, by format: the rowwise ones serve torch too
-    for x_fmt, w_fmt in FORMATS:
-        name = label(x_fmt, w_fmt)
+    operands = {}  # the quantized copies made, by format: the fp8 rowwise ones serve torch too
+    for lhs_fmt, w_fmt in DGRAD_FORMATS if dgrad else FORMATS:
+        name = label(lhs_fmt, w_fmt)
         if args.formats and name not in args.formats:
             continue
-        for key, tensor, sizes in (((x_fmt, True), case.x, case.sizes), ((w_fmt, False), case.w, None)):
+        for key, tensor, sizes in (((lhs_fmt, True), lhs, case.sizes),
+                                   ((w_fmt, False), case.w, None)):
             if key not in operands:
-                operands[key] = quantized(tensor, key[0], sizes)
-        x, w = operands[(x_fmt, True)], operands[(w_fmt, False)]
-        if isinstance(x, str) or isinstance(w, str):
-            notes.append("%s: %s" % (name, x if isinstance(x, str) else w))
+                operands[key] = quantized(tensor, key[0], sizes, columnwise=dgrad and not key[1])
+        a, w = operands[(lhs_fmt, True)], operands[(w_fmt, False)]
+        if isinstance(a, str) or isinstance(w, str):
+            notes.append("%s: %s" % (name, a if isinstance(a, str) else w))
             continue
-        run = (lambda x, w: lambda: ggt.grouped_mm(x, w, case.sizes))(x, w)
+        run = (lambda a, w: lambda: ggt.grouped_mm(a, w, case.sizes, w_layout=layout))(a, w)
         got = run().float()[: case.rows]
         error = float((got - reference).norm() / reference.norm().clamp_min(1e-30))
-        if error > tolerance((x_fmt, w_fmt)):
-            raise RuntimeError("%s differs from bf16 by %.3g (relative norm)" % (name, error))
+        if error > tolerance((lhs_fmt, w_fmt)):
+            raise RuntimeError("%s %s differs from bf16 by %.3g (relative norm)"
+                               % (op, name, error))
         methods[name] = run
-        bytes_of[name] = stored_bytes(x) + live * stored_bytes(w)
-    x8 = operands.get((ROWWISE, True)) or quantized(case.x, ROWWISE, case.sizes)
-    w8 = operands.get((ROWWISE, False)) or quantized(case.w, ROWWISE, None)
+        bytes_of[name] = stored_bytes(a) + live * stored_bytes(w)
+    # torch's fp8 rowwise product reads e4m3 copies of both operands, scaled
+    # per row of each stored copy (the weights' columnwise one for dgrad).
+    a8 = operands.get((ROWWISE, True)) or quantized(lhs, ROWWISE, case.sizes)
+    w8 = operands.get((ROWWISE, False)) or quantized(case.w, ROWWISE, None, columnwise=dgrad)
     scaled = None
-    if isinstance(x8, str) or isinstance(w8, str):
-        notes.append("torch._scaled_grouped_mm: %s" % (x8 if isinstance(x8, str) else w8))
+    if isinstance(a8, str) or isinstance(w8, str):
+        notes.append("torch._scaled_grouped_mm: %s" % (a8 if isinstance(a8, str) else w8))
     else:
-        scaled = scaled_grouped_mm(case, x8, w8)
+        scaled = scaled_grouped_mm(case, a8, w8)
     if scaled is not None:
         methods["torch._scaled_grouped_mm"] = scaled
-        bytes_of["torch._scaled_grouped_mm"] = case.x.numel() + live * case.w.numel()
-    for name, (run, nbytes) in dense_fp8_peers(case.x[: case.rows], case.w[0], FPROP_RECIPES,
+        bytes_of["torch._scaled_grouped_mm"] = lhs.numel() + live * case.w.numel()
+    dense_w = case.w[0].t().contiguous() if dgrad else case.w[0]
+    for name, (run, nbytes) in dense_fp8_peers(lhs[: case.rows], dense_w, FPROP_RECIPES,
                                                TOLERANCE["fp8"]).items():
         methods[name], bytes_of[name] = run, nbytes
     times = time_in_turn(methods, args.warmup, args.reps, args.warm_ms)
-    out_bytes = case.rows * case.preset.n * 2
+    out_bytes = case.rows * out_cols * 2
     records = []
     for name, ms in times.items():
         rate = rates["dense_fp8_flops"] if on_fp8_cores(name) else rates["dense_flops"]
         floor = max(flops / rate,
                     (bytes_of[name] + out_bytes) / rates["copy_bytes_per_s"])
         records.append(dict(preset=case.preset.name, tokens=case.tokens, routing=case.routing,
-                            op="fprop", method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
+                            op=op, method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
                             vs_bf16=times["bf16"] / ms, efficiency=floor / (ms * 1e-3)))
     for note in notes:
         print("  not run: " + note, file=sys.stderr)
@@ -242,7 +266,7 @@ WGRAD_MAX_ELEMENTS = 1 << 31
 
 
 def measure_wgrad(case, args, rates) -> List[dict]:
-    """The weight gradient's methods of one case, as measure_case's records."""
+    """The weight gradient's methods of one case, as measure_ragged_m's records."""
     n, k = case.preset.n, case.preset.k
     if case.preset.experts * n * k > WGRAD_MAX_ELEMENTS:
         print("  not run: wgrad of %s: [G, N, K] too large to time beside its check"
@@ -297,7 +321,7 @@ def parse_args(argv=None):
     parser.add_argument("--presets", default=",".join(p.name for p in presets.PRESETS))
     parser.add_argument("--tokens", default=",".join(str(t) for t in TOKENS))
     parser.add_argument("--routing", default="uniform,skewed")
-    parser.add_argument("--ops", default="fprop,wgrad")
+    parser.add_argument("--ops", default="fprop,dgrad,wgrad")
     parser.add_argument("--shapes", choices=("presets", "deepgemm"), default="presets")
     parser.add_argument("--formats", type=lambda text: [f.strip() for f in text.split(",")],
                         default=[], help="the FORMATS pairs to time, as labelled (default: all)")
@@ -320,7 +344,9 @@ def main(argv=None) -> int:
         rates["dense_fp8_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9))
     print("%-16s %6s %-8s %-5s %-36s %9s %8s %7s %6s" % (
         "preset", "tokens", "routing", "op", "method", "ms", "TFLOP/s", "xbf16", "eff"))
-    measure = {"fprop": measure_case, "wgrad": measure_wgrad}
+    measure = {"fprop": lambda case, args, rates: measure_ragged_m(case, args, rates, "fprop"),
+               "dgrad": lambda case, args, rates: measure_ragged_m(case, args, rates, "dgrad"),
+               "wgrad": measure_wgrad}
 
     def report(case, ops):
         for op in ops:
@@ -332,7 +358,7 @@ def main(argv=None) -> int:
 
     if args.shapes == "deepgemm":
         for op in args.ops.split(","):
-            for shape in DEEPGEMM_SHAPES[op]:
+            for shape in DEEPGEMM_SHAPES.get(op, ()):  # its shapes: fprop and wgrad
                 report(deepgemm_case(*shape), [op])
         return 0
     for name in args.presets.split(","):
