@@ -55,6 +55,7 @@ the bf16 output. Without a CUDA GPU a run says so and exits 0.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Dict, List, Optional
 
@@ -203,8 +204,7 @@ def measure_ragged_m(case, args, rates, op: str) -> List[dict]:
         "bf16": lambda: ggt.grouped_mm(lhs, case.w, case.sizes, w_layout=layout),
         "torch._grouped_mm": lambda: torch._grouped_mm(lhs, torch_w, offs=case.ends),
     }
-    bytes_of = {"bf16": stored_bytes(lhs) + live * stored_bytes(case.w),
-                "torch._grouped_mm": stored_bytes(lhs) + live * stored_bytes(case.w)}
+    bytes_of = dict.fromkeys(methods, stored_bytes(lhs) + live * stored_bytes(case.w))
     reference = methods["bf16"]().float()[: case.rows]
     notes = []
     operands = {}  # the quantized copies made, by format: the fp8 rowwise ones serve torch too
@@ -212,10 +212,12 @@ def measure_ragged_m(case, args, rates, op: str) -> List[dict]:
         name = label(lhs_fmt, w_fmt)
         if args.formats and name not in args.formats:
             continue
-        for key, tensor, sizes in (((lhs_fmt, True), lhs, case.sizes),
-                                   ((w_fmt, False), case.w, None)):
+        # (format, is the token operand): the token operand's rowwise copy,
+        # the weights' rowwise (fprop) or columnwise (dgrad) one.
+        for key, tensor, sizes, columnwise in (((lhs_fmt, True), lhs, case.sizes, False),
+                                               ((w_fmt, False), case.w, None, dgrad)):
             if key not in operands:
-                operands[key] = quantized(tensor, key[0], sizes, columnwise=dgrad and not key[1])
+                operands[key] = quantized(tensor, key[0], sizes, columnwise)
         a, w = operands[(lhs_fmt, True)], operands[(w_fmt, False)]
         if isinstance(a, str) or isinstance(w, str):
             notes.append("%s: %s" % (name, a if isinstance(a, str) else w))
@@ -344,8 +346,8 @@ def main(argv=None) -> int:
         rates["dense_fp8_flops"] / 1e12, rates["copy_bytes_per_s"] / 1e9))
     print("%-16s %6s %-8s %-5s %-36s %9s %8s %7s %6s" % (
         "preset", "tokens", "routing", "op", "method", "ms", "TFLOP/s", "xbf16", "eff"))
-    measure = {"fprop": lambda case, args, rates: measure_ragged_m(case, args, rates, "fprop"),
-               "dgrad": lambda case, args, rates: measure_ragged_m(case, args, rates, "dgrad"),
+    measure = {"fprop": functools.partial(measure_ragged_m, op="fprop"),
+               "dgrad": functools.partial(measure_ragged_m, op="dgrad"),
                "wgrad": measure_wgrad}
 
     def report(case, ops):
