@@ -1,6 +1,8 @@
 // Benchmark cases: see bench_case.h.
 #include "cli/bench_case.h"
 
+#include "cli/operand_scales.h"
+
 namespace gg::cli {
 
 namespace {
@@ -16,7 +18,17 @@ Problem bench_problem(const BenchCase& bench_case) {
   problem.out_dtype = bench_case.output.dtype;
   problem.beta = bench_case.output.beta;
   problem.per_expert = bench_case.per_expert;
+  problem.input_dtype = bench_case.format.dtype;
+  problem.input_scaling = bench_case.format.scaling;
+  if (is_quantized(bench_case.format)) {
+    problem.rhs_layout = GG_LAYOUT_T;
+    if (problem.op == GG_OP_RAGGED_K) problem.lhs_layout = GG_LAYOUT_T;
+  }
   return problem;
+}
+
+bool is_quantized(const InputFormat& format) {
+  return format.dtype != GG_DTYPE_BF16 && format.dtype != GG_DTYPE_FP16;
 }
 
 std::vector<int64_t> bench_sizes(const BenchCase& bench_case) {
@@ -39,11 +51,15 @@ BenchRow bench_row(const BenchCase& bench_case) {
   return row;
 }
 
+double counted_bytes(const Problem& problem, const std::vector<int64_t>& sizes) {
+  return problem_bytes(problem, sizes) + live_block_scale_bytes(problem, sizes);
+}
+
 void set_figures(BenchRow& row, const Problem& problem, const std::vector<int64_t>& sizes,
                  double ms) {
   row.ms = ms;
   row.tflops = problem_flops(problem, row.rows) / (ms * 1e-3) * 1e-12;
-  row.gb_per_s = problem_bytes(problem, sizes) / (ms * 1e-3) * 1e-9;
+  row.gb_per_s = counted_bytes(problem, sizes) / (ms * 1e-3) * 1e-9;
 }
 
 }  // namespace gg::cli

@@ -27,7 +27,7 @@ namespace {
 const std::vector<OptionSpec> kBenchOptions = {
     {"preset", true}, {"tokens", true}, {"routing", true}, {"ops", true}, {"out", true},
     {"beta", true},   {"iters", true},  {"json", false},  {"path", true},
-    {"weights", true}, {"warm-ms", true},
+    {"weights", true}, {"warm-ms", true}, {"format", true},
 };
 
 const std::vector<Name<ModelOp>> kBenchOps = {
@@ -50,6 +50,7 @@ struct BenchRequest {
   int warm_ms = kDefaultWarmMs;
   bool json = false;
   gg_path path = GG_PATH_AUTO;  // our GPU path
+  InputFormat format = {GG_DTYPE_BF16, {}};
 };
 
 BenchRequest parse_request(const std::vector<std::string>& words) {
@@ -86,6 +87,12 @@ BenchRequest parse_request(const std::vector<std::string>& words) {
   request.json = options.has("json");
   request.path = options.choice("path", kPathNames, GG_PATH_AUTO);
   if (request.path == GG_PATH_REFERENCE) throw UsageError("--path: the GPU bench times a GPU path");
+  request.format = options.choice("format", kInputFormatNames, request.format);
+  if (request.per_expert && request.format.scaling.token_blocks != GG_BLOCK_NONE) {
+    throw UsageError("--weights per-expert: the block-scaled --format formats take stacked "
+                     "weights here (their per-expert block scales would be a second pointer "
+                     "array)");
+  }
   return request;
 }
 
@@ -96,7 +103,8 @@ std::vector<BenchCase> make_cases(const std::vector<const MoePreset*>& presets,
     for (const int64_t count : tokens) {
       for (const Routing routing : request.routings) {
         for (const ModelOp op : request.ops) {
-          cases.push_back({preset, count, routing, op, request.output, request.per_expert});
+          cases.push_back(
+              {preset, count, routing, op, request.output, request.per_expert, request.format});
         }
       }
     }
@@ -154,6 +162,11 @@ std::string bench_usage() {
          "  --ops " + choices_of(kBenchOps) + "[,...]  (default fprop,dgrad,wgrad)\n"
          "  --out " + choices_of(kOutputDtypeNames) + "  (default bf16)  --beta b (default 0)\n"
          "  --weights " + choices_of(kWeightsNames) + "  (default stacked)\n"
+         "  --format " + choices_of(kInputFormatNames) + "\n"
+         "                       operands (default bf16; as in verify --dtype). A quantized\n"
+         "                       format is timed on K-major operands beside our bf16 product\n"
+         "                       and cuBLASLt's dense fp8 of equal work (DeepSeek-V3 block\n"
+         "                       scales for e4m3-blockwise, tensor scales otherwise)\n"
          "  --path auto|portable|sm90  our GPU path (default auto)\n"
          "  --iters N            timed runs (default " + std::to_string(kGpuIters) +
          "; without a GPU " + std::to_string(kCpuIters) + ")\n"
@@ -173,6 +186,8 @@ int run_bench(const std::vector<std::string>& words) {
   report.output = name_of(kOutputDtypeNames, request.output.dtype);
   report.beta = request.output.beta;
   report.weights = name_of(kWeightsNames, request.per_expert);
+  report.format = name_of(kInputFormatNames, request.format);
+  report.quantized = is_quantized(request.format);
   if (devices.empty()) {
     // The GPU presets' cases take the reference minutes to hours each.
     const std::string asked =
@@ -201,8 +216,11 @@ int run_bench(const std::vector<std::string>& words) {
         request.tokens.empty() ? default_gpu_tokens() : request.tokens;
     Repeats repeats = repeats_of(request.iters > 0 ? request.iters : kGpuIters);
     repeats.warm_ms = request.warm_ms;
-    GpuBench bench(devices[0], repeats, request.path);
+    GpuBench bench(devices[0], repeats, request.path, request.format);
     report.rates = bench.rates();
+    if (report.quantized) {
+      report.fp8_dense = name_of(kFp8ScalesNames, GpuBench::fp8_peer_scales(request.format));
+    }
     report.warm_ms = request.warm_ms;
     run_cases(make_cases(presets, tokens, request), report,
               [&](const BenchCase& bench_case) { return bench.run(bench_case); });

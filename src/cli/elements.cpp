@@ -34,6 +34,11 @@ size_t element_bytes(gg_dtype dtype) {
   }
 }
 
+int64_t stored_bytes(int64_t elements, gg_dtype dtype) {
+  if (dtype == GG_DTYPE_E2M1) return (elements + 1) / 2;
+  return elements * static_cast<int64_t>(element_bytes(dtype));
+}
+
 void encode_element(gg_dtype dtype, double value, uint8_t* destination) {
   switch (dtype) {
     case GG_DTYPE_FP32: {

@@ -21,6 +21,8 @@ extern const std::vector<Name<gg_dtype>> kOutputDtypeNames;
 // Whole-byte types only: e2m1, two a byte, is packed by its one user
 // (host_data.cpp).
 size_t element_bytes(gg_dtype dtype);
+// Bytes `elements` elements take as stored (e2m1: two a byte, rounded up).
+int64_t stored_bytes(int64_t elements, gg_dtype dtype);
 void encode_element(gg_dtype dtype, double value, uint8_t* destination);
 double decode_element(gg_dtype dtype, const uint8_t* source);
 bool is_fp8(gg_dtype dtype);

@@ -97,15 +97,12 @@ HostProblem make_host_problem(const Problem& problem, const std::vector<int64_t>
   const bool ragged_k = problem.op == GG_OP_RAGGED_K;
   const bool read_out = problem.beta != 0.0;
   const InputScaling& scaling = problem.input_scaling;
-  // Ragged-M contracts the lhs along its columns (K) and the weights along
-  // their rows; ragged-K contracts both along their token rows.
-  const OperandRole lhs{lhs_matrices(problem), problem.lhs_layout, ragged_k ? 0 : 1, true,
-                        ragged_k};
-  const OperandRole rhs{rhs_matrices(problem), problem.rhs_layout, 0, ragged_k, ragged_k};
-  OperandScales lhs_scales(lhs, sizes, scaling.token_blocks, scaling.extent, kLhsScale,
+  const OperandRole lhs = lhs_role(problem);
+  const OperandRole rhs = rhs_role(problem);
+  OperandScales lhs_scales(lhs, sizes, lhs_blocks(problem), scaling.extent, kLhsScale,
                            scale_random);
-  OperandScales rhs_scales(rhs, sizes, ragged_k ? scaling.token_blocks : scaling.weight_blocks,
-                           scaling.extent, kRhsScale, scale_random);
+  OperandScales rhs_scales(rhs, sizes, rhs_blocks(problem), scaling.extent, kRhsScale,
+                           scale_random);
 
   HostProblem host;
   host.lhs = make_operand("lhs", lhs.set, lhs.layout, problem.input_dtype, std::move(lhs_scales),

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cli/checks.h"
+#include "cli/dense_fp8.h"
 #include "cli/device_buffer.h"
 #include "cli/device_fill.h"
 #include "cli/elements.h"
@@ -48,11 +49,29 @@ double measure_copy_bytes_per_s(cudaStream_t stream, Repeats repeats) {
 }
 
 MachineRates measure_machine_rates(cudaStream_t stream, CublasBaselines& cublas, Repeats repeats) {
-  return {dense_flops_per_s(stream, cublas, repeats), measure_copy_bytes_per_s(stream, repeats)};
+  return {dense_flops_per_s(stream, cublas, repeats), measure_copy_bytes_per_s(stream, repeats),
+          std::nullopt};
+}
+
+std::optional<double> measure_fp8_flops_per_s(cudaStream_t stream, cublasLtHandle_t handle,
+                                              Repeats repeats) {
+  const Problem problem = model_problem(ModelOp::kFprop, kDenseSize, kDenseSize, kDenseSize, 1);
+  try {
+    DenseFp8 dense(handle, stream, problem, kDenseSize, Fp8Scales::kTensor, 1);
+    const double ms = median_gpu_ms(stream, repeats, [&](int run) { dense.run(run); });
+    return dense.flops() / (ms * 1e-3);
+  } catch (const Failure&) {
+    return std::nullopt;
+  }
+}
+
+double roofline_floor_ms(double flops, double bytes, double flops_per_s,
+                         const MachineRates& rates) {
+  return 1e3 * std::max(flops / flops_per_s, bytes / rates.copy_bytes_per_s);
 }
 
 double roofline_floor_ms(double flops, double bytes, const MachineRates& rates) {
-  return 1e3 * std::max(flops / rates.dense_flops_per_s, bytes / rates.copy_bytes_per_s);
+  return roofline_floor_ms(flops, bytes, rates.dense_flops_per_s, rates);
 }
 
 }  // namespace gg::cli

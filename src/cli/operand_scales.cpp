@@ -51,7 +51,80 @@ double draw_block_scale(gg_block_scaling blocks, Random& random, uint8_t* entry)
   }
 }
 
+// The stored dimension (0 rows, 1 cols) an operand's blocks run along.
+int stored_block_dim(const OperandRole& role) {
+  return role.layout == GG_LAYOUT_N ? role.contraction : 1 - role.contraction;
+}
+
 }  // namespace
+
+OperandRole lhs_role(const Problem& problem) {
+  const bool ragged_k = problem.op == GG_OP_RAGGED_K;
+  return {lhs_matrices(problem), problem.lhs_layout, ragged_k ? 0 : 1, true, ragged_k};
+}
+
+OperandRole rhs_role(const Problem& problem) {
+  const bool ragged_k = problem.op == GG_OP_RAGGED_K;
+  return {rhs_matrices(problem), problem.rhs_layout, 0, ragged_k, ragged_k};
+}
+
+gg_block_scaling lhs_blocks(const Problem& problem) { return problem.input_scaling.token_blocks; }
+
+gg_block_scaling rhs_blocks(const Problem& problem) {
+  return problem.op == GG_OP_RAGGED_K ? problem.input_scaling.token_blocks
+                                      : problem.input_scaling.weight_blocks;
+}
+
+BlockScaleShape block_scale_shape(const OperandRole& role, gg_block_scaling blocks,
+                                  int32_t groups) {
+  if (blocks == GG_BLOCK_NONE) return {};
+  const bool n = role.layout == GG_LAYOUT_N;
+  int64_t shape[2] = {0, 0};
+  check_gg(gg_block_scale_shape(blocks, n ? role.set.rows : role.set.cols,
+                                n ? role.set.cols : role.set.rows, stored_block_dim(role),
+                                role.ragged_contraction ? 1 : 0, groups, shape),
+           "gg_block_scale_shape");
+  return {role.set.count, shape[0], shape[1], fp32_entries(blocks) ? sizeof(float) : size_t{1}};
+}
+
+double live_block_scale_bytes(const Problem& problem, const std::vector<int64_t>& sizes) {
+  const auto width = [](gg_block_scaling blocks) {
+    return blocks == GG_BLOCK_NONE ? 0.0 : fp32_entries(blocks) ? 4.0 : 1.0;
+  };
+  const auto blocks_of = [](int64_t extent, gg_block_scaling blocks) {
+    return static_cast<double>((extent + block_length(blocks) - 1) / block_length(blocks));
+  };
+  double routed = 0, live_groups = 0;
+  double lhs_entries = 0, rhs_entries = 0;
+  const gg_block_scaling lhs = lhs_blocks(problem);
+  const gg_block_scaling rhs = rhs_blocks(problem);
+  const auto p = static_cast<double>(problem.lhs_cols);
+  const auto q = static_cast<double>(problem.rhs_cols);
+  for (const int64_t size : sizes) {
+    routed += static_cast<double>(size);
+    live_groups += size > 0 ? 1 : 0;
+    if (problem.op == GG_OP_RAGGED_K && size > 0) {
+      lhs_entries += blocks_of(size, lhs) * p;
+      rhs_entries += blocks_of(size, rhs) * q;
+    }
+  }
+  if (problem.op == GG_OP_RAGGED_M) {
+    // Blocks along K (lhs_cols); the weights [N, K], or 128 x 128 tiles.
+    lhs_entries = routed * blocks_of(problem.lhs_cols, lhs);
+    const double k_blocks = blocks_of(problem.lhs_cols, rhs);
+    const double per_matrix =
+        rhs == GG_BLOCK_128X128 ? blocks_of(problem.rhs_cols, rhs) * k_blocks : q * k_blocks;
+    rhs_entries = live_groups * per_matrix;
+  }
+  return lhs_entries * width(lhs) + rhs_entries * width(rhs);
+}
+
+std::vector<uint8_t> unit_block_scale(gg_block_scaling blocks) {
+  if (blocks == GG_BLOCK_MX32) return {127};  // e8m0: 2^(127 - 127)
+  std::vector<uint8_t> bytes(fp32_entries(blocks) ? sizeof(float) : 1);
+  encode_element(fp32_entries(blocks) ? GG_DTYPE_FP32 : GG_DTYPE_E4M3, 1.0, bytes.data());
+  return bytes;
+}
 
 OperandScales::OperandScales(const OperandRole& role, const std::vector<int64_t>& sizes,
                              gg_block_scaling blocks, gg_scale_extent extent, float first_scale,
@@ -82,19 +155,12 @@ OperandScales::OperandScales(const OperandRole& role, const std::vector<int64_t>
   }
   if (blocks == GG_BLOCK_NONE) return;
 
-  const bool n = role.layout == GG_LAYOUT_N;
-  const int64_t stored_rows = n ? role.set.rows : role.set.cols;
-  const int64_t stored_cols = n ? role.set.cols : role.set.rows;
-  block_dim_ = n ? role.contraction : 1 - role.contraction;
-  int64_t shape[2] = {0, 0};
-  check_gg(gg_block_scale_shape(blocks, stored_rows, stored_cols, block_dim_,
-                                role.ragged_contraction ? 1 : 0, groups, shape),
-           "gg_block_scale_shape");
-  scale_rows_ = shape[0];
-  scale_cols_ = shape[1];
-  const double entries = static_cast<double>(role.set.count) * static_cast<double>(shape[0]) *
-                         static_cast<double>(shape[1]);
-  const size_t width = fp32_entries(blocks) ? sizeof(float) : 1;
+  block_dim_ = stored_block_dim(role);
+  const BlockScaleShape shape = block_scale_shape(role, blocks, groups);
+  scale_rows_ = shape.rows;
+  scale_cols_ = shape.cols;
+  const double entries = shape.bytes() / static_cast<double>(shape.entry_bytes);
+  const size_t width = shape.entry_bytes;
   allocate_host(entries * static_cast<double>(width + sizeof(double)), "the block scales", [&] {
     block_values_.resize(static_cast<size_t>(entries));
     block_bytes.resize(static_cast<size_t>(entries) * width);

@@ -32,6 +32,35 @@ struct OperandRole {
   bool ragged_contraction;  // the contraction is those tokens (ragged-K)
 };
 
+// The roles of a problem's operands: ragged-M contracts the lhs along its
+// columns (K) and the weights along their rows; ragged-K contracts both
+// along their token rows.
+OperandRole lhs_role(const Problem& problem);
+OperandRole rhs_role(const Problem& problem);
+// The block scaling each operand carries under the problem's input scaling.
+gg_block_scaling lhs_blocks(const Problem& problem);
+gg_block_scaling rhs_blocks(const Problem& problem);
+
+// An operand's block scales as stored: `count` matrices of rows x cols
+// entries (gg_block_scale_shape), each entry_bytes wide.
+struct BlockScaleShape {
+  int64_t count = 0, rows = 0, cols = 0;
+  size_t entry_bytes = 0;
+  double bytes() const {
+    return static_cast<double>(count) * static_cast<double>(rows) * static_cast<double>(cols) *
+           static_cast<double>(entry_bytes);
+  }
+};
+// Throws Failure when the library refuses the shape.
+BlockScaleShape block_scale_shape(const OperandRole& role, gg_block_scaling blocks,
+                                  int32_t groups);
+// The bytes of the block scales a product reads for the given sizes: the
+// entries of the routed token rows (ragged-K: of each group's blocks) and
+// of the weights of non-empty groups.
+double live_block_scale_bytes(const Problem& problem, const std::vector<int64_t>& sizes);
+// The stored bytes of block scale 1 (e8m0, ue4m3 or fp32), entry_bytes long.
+std::vector<uint8_t> unit_block_scale(gg_block_scaling blocks);
+
 class OperandScales {
  public:
   OperandScales() = default;  // no scales: every factor is 1

@@ -183,7 +183,9 @@ double problem_bytes(const Problem& problem, const std::vector<int64_t>& sizes) 
     routed += size;
     live_groups += size > 0 ? 1 : 0;
   }
-  const auto in = static_cast<double>(element_bytes(problem.input_dtype));
+  const double in = problem.input_dtype == GG_DTYPE_E2M1
+                        ? 0.5
+                        : static_cast<double>(element_bytes(problem.input_dtype));
   const auto out = static_cast<double>(element_bytes(problem.out_dtype));
   const double out_passes = problem.beta != 0.0 ? 2.0 : 1.0;
   const auto r = static_cast<double>(routed);

@@ -121,8 +121,9 @@ std::vector<uint8_t> index_bytes(const std::vector<int64_t>& sizes, gg_index_typ
 double problem_flops(const Problem& problem, int64_t routed);
 
 // Bytes that must move: each input element the sizes make live read once
-// (weights of empty experts need not be read), each output element written
-// once, and read once more when beta is not zero.
+// as stored (e2m1: half a byte; weights of empty experts need not be read),
+// each output element written once, and read once more when beta is not
+// zero. Block scales: bench_case.h's counted_bytes.
 double problem_bytes(const Problem& problem, const std::vector<int64_t>& sizes);
 
 }  // namespace gg::cli

@@ -28,6 +28,11 @@ struct BenchRow {
   std::optional<double> x_loop;    // loop_ms / ms: the speed-up over the per-group loop
   std::optional<double> roofline;  // floor / ms
   std::string error;               // why ms is missing
+  // A quantized format's GPU run (--format): our bf16 product of the same
+  // case and cuBLASLt's dense fp8 of equal work, and each over ms.
+  std::optional<double> bf16_ms, x_bf16;
+  std::optional<double> fp8_dense_ms, x_fp8_dense;
+  std::string fp8_dense_error;  // why fp8_dense_ms is missing
 };
 
 struct BenchReport {
@@ -39,6 +44,10 @@ struct BenchReport {
   std::string weights = "stacked";  // or "per-expert": G separate matrices
   std::optional<MachineRates> rates;
   int warm_ms = 0;  // GPU: how long each figure's work ran before it was timed
+  std::string format = "bf16";  // every case's operand format (--format)
+  bool quantized = false;       // K-major quantized operands
+  std::string fp8_dense;        // GPU, quantized: the cuBLASLt fp8 peer's scales (rows carry
+                                // the bf16 and fp8 peers)
   std::vector<BenchRow> rows;
 };
 

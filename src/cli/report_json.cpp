@@ -36,6 +36,10 @@ std::string number(const std::optional<double>& value) {
 
 std::string integer(int64_t value) { return std::to_string(value); }
 
+std::string text_or_null(const std::string& text) {
+  return text.empty() ? std::string("null") : quoted(text);
+}
+
 }  // namespace
 
 void print_json(const BenchReport& report, std::FILE* stream) {
@@ -44,9 +48,15 @@ void print_json(const BenchReport& report, std::FILE* stream) {
                      ",\n  \"path\": " + quoted(report.path) +
                      ",\n  \"output\": " + quoted(report.output) +
                      ",\n  \"beta\": " + number(report.beta) +
-                     ",\n  \"weights\": " + quoted(report.weights) + ",\n  \"rates\": ";
+                     ",\n  \"weights\": " + quoted(report.weights) +
+                     ",\n  \"format\": " + quoted(report.format) +
+                     ",\n  \"fp8_dense\": " + text_or_null(report.fp8_dense) +
+                     ",\n  \"rates\": ";
   if (report.rates) {
+    const std::optional<double>& fp8 = report.rates->fp8_flops_per_s;
     json += "{\"dense_bf16_tflops\": " + number(report.rates->dense_flops_per_s * 1e-12) +
+            ", \"dense_fp8_tflops\": " +
+            number(fp8 ? std::optional<double>(*fp8 * 1e-12) : std::nullopt) +
             ", \"copy_gb_per_s\": " + number(report.rates->copy_bytes_per_s * 1e-9) +
             ", \"warm_ms\": " + number(report.warm_ms) + "}";
   } else {
@@ -64,7 +74,11 @@ void print_json(const BenchReport& report, std::FILE* stream) {
             ", \"dense_ms\": " + number(row.dense_ms) + ", \"loop_ms\": " + number(row.loop_ms) +
             ", \"x_dense\": " + number(row.x_dense) + ", \"x_loop\": " + number(row.x_loop) +
             ", \"roofline_efficiency\": " + number(row.roofline) +
-            ", \"error\": " + (row.error.empty() ? std::string("null") : quoted(row.error)) + "}";
+            ", \"bf16_ms\": " + number(row.bf16_ms) + ", \"x_bf16\": " + number(row.x_bf16) +
+            ", \"fp8_dense_ms\": " + number(row.fp8_dense_ms) +
+            ", \"x_fp8_dense\": " + number(row.x_fp8_dense) +
+            ", \"error\": " + text_or_null(row.error) +
+            ", \"fp8_dense_error\": " + text_or_null(row.fp8_dense_error) + "}";
   }
   json += "\n  ]\n}\n";
   std::fputs(json.c_str(), stream);

@@ -29,10 +29,25 @@ void print_table(const BenchReport& report, std::FILE* stream) {
                report.path.c_str());
   std::fprintf(stream, "# output: %s, beta %g\n", report.output.c_str(), report.beta);
   std::fprintf(stream, "# weights: %s\n", report.weights.c_str());
+  std::fprintf(stream, "# operands: %s%s\n", report.format.c_str(),
+               report.quantized ? ", K-major (the quantizer's copies)" : "");
+  const bool peers = !report.fp8_dense.empty();  // a quantized GPU run's
+  if (peers) {
+    std::fprintf(stream,
+                 "# bf16 ms: ours on bf16 operands; fp8 dense ms: cuBLASLt e4m3 x e4m3, %s, "
+                 "all routed rows as one product; dense and loop ms: cuBLAS bf16\n",
+                 report.fp8_dense.c_str());
+  }
   if (report.rates) {
     std::fprintf(
         stream, "# dense cuBLAS bf16 8192^3: %.1f TFLOP/s; device copy: %.0f GB/s (read + write)\n",
         report.rates->dense_flops_per_s * 1e-12, report.rates->copy_bytes_per_s * 1e-9);
+    if (report.rates->fp8_flops_per_s) {
+      std::fprintf(stream,
+                   "# dense cuBLASLt e4m3 8192^3: %.1f TFLOP/s (the compute floor of products "
+                   "on fp8 tensor cores)\n",
+                   *report.rates->fp8_flops_per_s * 1e-12);
+    }
     if (report.warm_ms > 0) {
       std::fprintf(stream,
                    "# each figure timed after %d ms of the same work, at the clock the GPU "
@@ -47,9 +62,13 @@ void print_table(const BenchReport& report, std::FILE* stream) {
                "# x dense = dense ms / ms; x loop = loop ms / ms (above 1: faster); "
                "roofline eff = max(FLOPs / dense rate, bytes / copy rate) / ms\n");
 
-  const std::vector<std::string> header = {
+  std::vector<std::string> header = {
       "preset", "tokens",  "routing", "op",       "G",       "rows",    "n",      "k",
       "ms",     "TFLOP/s", "GB/s",    "dense ms", "loop ms", "x dense", "x loop", "roofline eff"};
+  if (peers) {
+    for (const char* column : {"bf16 ms", "x bf16", "fp8 dense ms", "x fp8 dense"})
+      header.push_back(column);
+  }
   const auto is_text = [](size_t column) {
     return column == 0 || column == 2 || column == 3;
   };  // left-aligned
@@ -60,6 +79,10 @@ void print_table(const BenchReport& report, std::FILE* stream) {
                      std::to_string(row.k), figure(row.ms), figure(row.tflops),
                      figure(row.gb_per_s), figure(row.dense_ms), figure(row.loop_ms),
                      figure(row.x_dense), figure(row.x_loop), figure(row.roofline)});
+    if (peers) {
+      for (const auto& value : {row.bf16_ms, row.x_bf16, row.fp8_dense_ms, row.x_fp8_dense})
+        cells.back().push_back(figure(value));
+    }
   }
   std::vector<size_t> widths(header.size(), 0);
   for (const auto& line : cells) {
@@ -73,10 +96,11 @@ void print_table(const BenchReport& report, std::FILE* stream) {
     }
   }
   for (const BenchRow& row : report.rows) {
-    if (!row.error.empty()) {
+    for (const std::string& error : {row.error, row.fp8_dense_error}) {
+      if (error.empty()) continue;
       std::fprintf(stream, "# %s %lld %s %s: %s\n", row.preset.c_str(),
                    static_cast<long long>(row.tokens), row.routing.c_str(), row.op.c_str(),
-                   row.error.c_str());
+                   error.c_str());
     }
   }
 }

@@ -21,6 +21,8 @@ def main():
     assert isinstance(document["beta"], (int, float)), document["beta"]
     assert document["weights"] in ("stacked", "per-expert"), document["weights"]
     gpu_figures = ("dense_ms", "loop_ms", "x_dense", "x_loop", "roofline_efficiency")
+    quantized = document["format"] not in ("bf16", "fp16")
+    assert (document["fp8_dense"] is not None) == (on_gpu and quantized), document["fp8_dense"]
     for case in cases:
         assert case["error"] is None, case
         assert case["ms"] > 0 and case["tflops"] > 0 and case["gb_per_s"] > 0, case
@@ -29,6 +31,14 @@ def main():
             assert (case[key] is not None) == on_gpu, (key, case)
         if on_gpu:
             assert 0 < case["roofline_efficiency"] <= 1.5, case
+        # A quantized GPU run sets its peers beside ours: our bf16 product,
+        # and cuBLASLt's dense fp8 or why it has none.
+        for key in ("bf16_ms", "x_bf16"):
+            assert (case[key] is not None) == (on_gpu and quantized), (key, case)
+        if on_gpu and quantized:
+            assert (case["fp8_dense_ms"] is None) != (case["fp8_dense_error"] is None), case
+        else:
+            assert case["fp8_dense_ms"] is None and case["fp8_dense_error"] is None, case
     print(f"bench JSON: {len(cases)} cases, mode {document['mode']}")
 
 
