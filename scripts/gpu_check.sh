@@ -48,6 +48,9 @@ if [ "$what" != tests ]; then
     GROUPGEMM_UNVERIFIED_KERNELS=1 python3 -m groupgemm.bench_quantized
   step recipe_step_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_recipes
+  # The quantized formats in the C++ bench, beside our bf16 and cuBLASLt's dense fp8.
+  step format_bench bash -c 'for f in e4m3-group e4m3-blockwise mxfp8 nvfp4; do
+      "$0" bench --format "$f" --routing both || exit; done' $build/src/cli/groupgemm
   step quantize_bench $build/src/cli/groupgemm bench-quantize
   step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_quantize
@@ -66,6 +69,7 @@ if [ -f "$logs/gpu_tests.log" ]; then
   echo "cases a path reports not supported: $(grep -c 'NOT SUPPORTED' "$logs/gpu_tests.log")"
 fi
 [ -f "$logs/bench.log" ] && grep -v '^\[' "$logs/bench.log"
+[ -f "$logs/format_bench.log" ] && grep -v '^\[' "$logs/format_bench.log"
 [ -f "$logs/torch_bench.log" ] && tail -n 40 "$logs/torch_bench.log"
 [ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
 [ -f "$logs/energy_bench.log" ] && cat "$logs/energy_bench.log"
