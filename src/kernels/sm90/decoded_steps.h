@@ -327,17 +327,11 @@ GG_HD void token_chunk_codes(const uint8_t* row, int offset, int shift, gg_dtype
   }
 }
 
-// The 16 fp8 codes of chunk `chunk` (0-7) of a k-step whose first token
-// lies `shift` (0-15) codes into a 16-byte aligned box row, as 4 words,
-// the codes from `valid` (counted from the chunk's first) on zeroed. Two
-// aligned 16-byte loads of the row's bytes [16 chunk, 16 chunk + 32), the
-// window's first word picked by two selects (no register indexed by a
-// variable), four funnel shifts: a warp's 8 lanes of a row read 128
-// contiguous bytes, free of bank conflicts (five 4-byte loads from rows
-// 144 bytes apart had conflicted 4 ways).
-GG_HD void fp8_token_chunk(const uint8_t* row, int chunk, int shift, int valid,
-                           uint32_t (&out)[4]) {
-  uint32_t w[8];
+// The 32 bytes [16 chunk, 16 chunk + 32) of a 16-byte aligned box row, as
+// 8 words: two aligned 16-byte loads, by which a warp's 8 lanes of a row
+// read 128 contiguous bytes, free of bank conflicts (five 4-byte loads from
+// rows 144 bytes apart had conflicted 4 ways).
+GG_HD void fp8_token_window(const uint8_t* row, int chunk, uint32_t (&w)[8]) {
 #ifdef __CUDA_ARCH__
   const uint4 lo = *reinterpret_cast<const uint4*>(row + 16 * chunk);
   const uint4 hi = *reinterpret_cast<const uint4*>(row + 16 * chunk + 16);
@@ -346,6 +340,17 @@ GG_HD void fp8_token_chunk(const uint8_t* row, int chunk, int shift, int valid,
 #else
   memcpy(w, row + 16 * chunk, sizeof(w));
 #endif
+}
+
+// The 16 fp8 codes of chunk `chunk` (0-7) of a k-step whose first token
+// lies `shift` (0-15) codes into a 16-byte aligned box row, as 4 words,
+// the codes from `valid` (counted from the chunk's first) on zeroed: the
+// window's first word picked by selects (no register indexed by a
+// variable), four funnel shifts.
+GG_HD void fp8_token_chunk(const uint8_t* row, int chunk, int shift, int valid,
+                           uint32_t (&out)[4]) {
+  uint32_t w[8];
+  fp8_token_window(row, chunk, w);
   uint32_t from_two[6];  // from word 2 (shift & 8 ? 1 : 0)
   for (int i = 0; i < 6; ++i) from_two[i] = (shift & 8) != 0 ? w[i + 2] : w[i];
   uint32_t from_word[5];  // from word shift / 4
@@ -356,6 +361,17 @@ GG_HD void fp8_token_chunk(const uint8_t* row, int chunk, int shift, int valid,
     const int kept = valid_bits - 32 * i;  // bits of this word inside the valid codes
     out[i] = kept >= 32 ? word : kept <= 0 ? 0u : word & ((1u << kept) - 1u);
   }
+}
+
+// fp8_token_chunk of a chunk wholly inside the group whose first word,
+// shift / 4 = kWord, is known at compile time: four funnel shifts, no
+// selects, no zeroing.
+template <int kWord>
+GG_HD void fp8_whole_token_chunk(const uint8_t* row, int chunk, int byte_shift,
+                                 uint32_t (&out)[4]) {
+  uint32_t w[8];
+  fp8_token_window(row, chunk, w);
+  for (int i = 0; i < 4; ++i) out[i] = funnel_right(w[kWord + i], w[kWord + i + 1], byte_shift * 8);
 }
 
 // fp8 codes with 1 x 128 blocks along a ragged-K group's tokens (plan.h's
@@ -374,7 +390,20 @@ struct Fp8TokenStep {
   static_assert(kRows * 8 % kThreads == 0, "whole chunks a thread");
   uint32_t codes[kChunks][4];
 
+  // A step wholly inside the group (every step of a group but its last)
+  // zeroes nothing, and the word its chunks' windows start at, shift / 4, is
+  // the same for the whole tile: one branch, uniform across the CTA, to the
+  // chunk reader of that word, which takes no selects (they and the zeroing
+  // had been half of the consumers' instructions a step).
   GG_HD void load(const uint8_t* box, int shift, int valid, int thread) {
+    if (valid >= 128) {
+      switch (shift / 4) {
+        case 0: return load_whole<0>(box, shift % 4, thread);
+        case 1: return load_whole<1>(box, shift % 4, thread);
+        case 2: return load_whole<2>(box, shift % 4, thread);
+        default: return load_whole<3>(box, shift % 4, thread);
+      }
+    }
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
@@ -382,6 +411,18 @@ struct Fp8TokenStep {
       const int row = (thread + n * kThreads) / 8;
       const int chunk = (thread + n * kThreads) % 8;
       fp8_token_chunk(box + row * kFp8TokenBoxBytes, chunk, shift, valid, codes[n]);
+    }
+  }
+
+  template <int kWord>
+  GG_HD void load_whole(const uint8_t* box, int byte_shift, int thread) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int n = 0; n < kChunks; ++n) {
+      const int row = (thread + n * kThreads) / 8;
+      const int chunk = (thread + n * kThreads) % 8;
+      fp8_whole_token_chunk<kWord>(box + row * kFp8TokenBoxBytes, chunk, byte_shift, codes[n]);
     }
   }
 

@@ -435,66 +435,76 @@ __device__ __forceinline__ StepScales step_scales(const Params& p, const Tile& t
   return s;
 }
 
-// The fp32 block scales of one k-step along a ragged-K group's tokens, 1 x
-// 128 blocks of both operands (the weight gradient's columnwise copies):
-// the step is the group's token block ks, block column first_block + ks of
-// every row of both (step_scales.h). lhs's for this thread's rows r and
-// r + 8 of the block (0 past the tile's rows); rhs's, one per column of
-// the tile, in the stage's slot of column scales (ColumnScaleFeed), which
-// both consumers read.
-struct TokenStepScales {
-  float row[2];
-  const float* cols;  // the tile's column scales, from the consumer's first column
-};
-
-__device__ __forceinline__ TokenStepScales token_step_scales(const Params& p, const Tile& t,
-                                                             int first_block, int ks,
-                                                             int first_row, const float* cols,
-                                                             int thread) {
-  const float* lhs = static_cast<const float*>(p.lhs_quant.block_scales);
-  TokenStepScales s;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int r = first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half;
-    s.row[half] =
-        r < t.rows ? lhs[token_step_scale_entry(p.lhs_quant, t.a_mn + r, first_block, ks)] : 0.0f;
-  }
-  s.cols = cols;
-  return s;
-}
-
-// The rhs column scales of fp8 token blocks, one step ahead: thread i of
-// the first kColumns consumer threads loads column i's scale of the tile's
-// next step from global memory (L2), and stores it into the stage's slot
-// when that step comes, before the consumers' barrier; the promotions of
-// both consumers then read the slot. Each scale is loaded once a CTA a
-// step (the scales of a column lie a row of blocks apart, one to a 32-byte
-// sector: loaded by every warp, they had kept the L1 pipe busy). A slot
+// The fp32 block scales of fp8 token blocks (1 x 128 blocks of both
+// operands along a ragged-K group's tokens: the weight gradient's columnwise
+// copies), a step ahead, through the stage: the step is the group's token
+// block ks, block column first_block + ks of every row of both
+// (step_scales.h). Consumer thread i < kColumns loads column i's rhs scale
+// of the tile's next step from global memory (L2), thread kColumns + r row
+// r's lhs scale (0 past the tile's rows), and stores it into the stage's
+// slot of scales (the columns', then the rows') when that step is moved,
+// before the consumers' barrier; the promotions of both consumers then
+// read the slot. Each scale is loaded once a CTA a step (a column's or a
+// row's scales lie a row of blocks apart, one to a 32-byte sector: loaded
+// by every warp that needs them, they had kept the L1 pipe busy, and their
+// latency in the consumers' registers had cost spills or stalls). A slot
 // outlives its stage's release, since the promotion follows it: only the
 // consumers write it, as they move the step a ring of stages later, after
 // both have passed a barrier since the promotions that read it.
-template <int kColumns>
-struct ColumnScaleFeed {
-  const float* column = nullptr;  // this thread's column's scale row, from the group's first block
+template <int kRows, int kColumns>
+struct TokenScaleFeed {
+  static constexpr int kScales = kColumns + kRows;
+  const float* scales = nullptr;  // this thread's scale row, from the group's first block
   float next = 0.0f;
 
   __device__ __forceinline__ void begin_tile(const Params& p, const Tile& t, int first_block,
                                              int thread) {
     const int col = t.b_mn + thread;
-    column = thread < kColumns && col < p.out.cols
-                 ? static_cast<const float*>(p.rhs_quant.block_scales) +
-                       token_step_scale_entry(p.rhs_quant, col, first_block, 0)
-                 : nullptr;
-    next = column != nullptr && t.k_steps > 0 ? column[0] : 0.0f;
+    const int row = thread - kColumns;
+    if (thread < kColumns) {
+      scales = col < p.out.cols ? static_cast<const float*>(p.rhs_quant.block_scales) +
+                                      token_step_scale_entry(p.rhs_quant, col, first_block, 0)
+                                : nullptr;
+    } else {
+      scales = thread < kScales && row < t.rows
+                   ? static_cast<const float*>(p.lhs_quant.block_scales) +
+                         token_step_scale_entry(p.lhs_quant, t.a_mn + row, first_block, 0)
+                   : nullptr;
+    }
+    next = scales != nullptr && t.k_steps > 0 ? scales[0] : 0.0f;
   }
 
-  // Stores step ks's scale into `slot` and loads step ks + 1's.
-  __device__ __forceinline__ void store(float* slot, int ks, int k_steps, int thread) {
-    if (thread >= kColumns) return;
-    slot[thread] = next;
-    next = column != nullptr && ks + 1 < k_steps ? column[ks + 1] : 0.0f;
+  // Stores the loaded step's scale into `slot`.
+  __device__ __forceinline__ void store(float* slot, int thread) const {
+    if (thread < kScales) slot[thread] = next;
+  }
+
+  // Loads step ks + 1's scale: after the move's proxy fence, which would
+  // otherwise wait for the load (the fence is a MEMBAR.ALL.CTA).
+  __device__ __forceinline__ void load_after(int ks, int k_steps) {
+    next = scales != nullptr && ks + 1 < k_steps ? scales[ks + 1] : 0.0f;
   }
 };
+
+// A step's scales from its slot (TokenScaleFeed) for this consumer
+// thread: the lhs scales of its rows r and r + 8 of the block, and the rhs
+// scales of the tile's columns.
+struct TokenStepScales {
+  float row[2];
+  const float* cols;  // the tile's column scales, from the consumer's first column
+};
+
+template <int kColumns>
+__device__ __forceinline__ TokenStepScales token_step_scales(const float* slot, int first_row,
+                                                             int thread) {
+  TokenStepScales s;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    s.row[half] = slot[kColumns + first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half];
+  }
+  s.cols = slot;
+  return s;
+}
 
 // acc (+)= partial x the step's scales (`first`: the tile's first step, acc
 // not yet written). Accumulator i of a thread lies at row (i/2)%2 of the two,
@@ -509,9 +519,11 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
   }
 }
 
+// acc += partial x the step's scales (the token path zeroes acc before a
+// tile's first step: no select an accumulator a step).
 template <int kN>
 __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)[kN],
-                                        const TokenStepScales& s, bool first) {
+                                        const TokenStepScales& s) {
   const int lane = static_cast<int>(threadIdx.x % 32);
 #pragma unroll
   for (int j = 0; j < kN / 4; ++j) {
@@ -520,7 +532,7 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const float scale = s.row[i / 2] * (i % 2 == 0 ? col.x : col.y);
-      acc[j * 4 + i] = fmaf(partial[j * 4 + i], scale, first ? 0.0f : acc[j * 4 + i]);
+      acc[j * 4 + i] = fmaf(partial[j * 4 + i], scale, acc[j * 4 + i]);
     }
   }
 }
@@ -565,7 +577,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                   kShape == Sm90Tile::k128x128 &&
                                   Cfg::kTile.raw_row_bytes_a == kFp8TokenBoxBytes &&
                                   Cfg::kTile.raw_row_bytes_b == kFp8TokenBoxBytes &&
-                                  Cfg::kScaleBytes >= Cfg::kBlockN * 4),
+                                  Cfg::kScaleBytes >= (Cfg::kBlockM + Cfg::kBlockN) * 4 &&
+                                  Cfg::kBlockM + Cfg::kBlockN <= kConsumerThreads),
                 "fp8 token blocks: K-major 128 x 128 tiles of whole k-steps");
   // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
   constexpr int kBlockK = kStepK<T>;
@@ -773,10 +786,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       [[maybe_unused]] const int decoding_thread = static_cast<int>(threadIdx.x) - 128;
       [[maybe_unused]] StepDecoder<kBlockM, kConsumerThreads> a_decoder;
       [[maybe_unused]] StepDecoder<kBlockN, kConsumerThreads> b_decoder;
-      // fp8 token blocks: the tile's column scales, a step ahead.
-      [[maybe_unused]] ColumnScaleFeed<kBlockN> column_scales;
+      // fp8 token blocks: the tile's row and column scales, a step ahead.
+      [[maybe_unused]] TokenScaleFeed<kBlockM, kBlockN> token_scales;
       if constexpr (kTokenBlocks) {
-        column_scales.begin_tile(p, t, table.tile_prefix[t.group], decoding_thread);
+        token_scales.begin_tile(p, t, table.tile_prefix[t.group], decoding_thread);
       }
       // Along tokens, depths count from the group's first token, each
       // operand's codes `shift` elements into its boxes.
@@ -819,8 +832,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         // stage's fp8 tiles (decoded_steps.h's Fp8TokenStep: from the
         // group's token 128 ks, the tokens past its end zeroed; every
         // consumer thread's loads of the boxes before any store over them),
-        // and its column scales into the stage's slot; the consumers'
-        // barrier after it lets either consumer's wgmmas read them.
+        // and its scales into the stage's slot (TokenScaleFeed); the
+        // consumers' barrier after it lets either consumer's wgmmas and
+        // promotion read them.
         static_assert(!kSplit && kConsumerN == kBlockN, "each consumer 64 rows of the tile");
         float (&partial)[kConsumerN / 2] =
             *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
@@ -830,15 +844,20 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           const int valid = depth_end - ks * kBlockK;
           Fp8TokenStep<kBlockM, kConsumerThreads> a_codes;
           Fp8TokenStep<kBlockN, kConsumerThreads> b_codes;
+          // One operand at a time: both operands' codes in registers at once,
+          // beside the two sets of accumulators, spilled.
           a_codes.load(base + Cfg::kARawOffset, a_shift, valid, decoding_thread);
-          b_codes.load(base + Cfg::kBRawOffset, b_shift, valid, decoding_thread);
           sync_consumers();
           a_codes.store(base, decoding_thread);
+          b_codes.load(base + Cfg::kBRawOffset, b_shift, valid, decoding_thread);
+          sync_consumers();
           b_codes.store(base + Cfg::kBTileOffset, decoding_thread);
-          column_scales.store(reinterpret_cast<float*>(base + Cfg::kScaleOffset), ks, t.k_steps,
-                              decoding_thread);
+          token_scales.store(reinterpret_cast<float*>(base + Cfg::kScaleOffset), decoding_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          token_scales.load_after(ks, t.k_steps);
         };
+#pragma unroll
+        for (int i = 0; i < kConsumerN / 2; ++i) acc[i] = 0.0f;
         if (t.k_steps > 0) {
           move_step(0, stage, phase);
           sync_consumers();
@@ -848,10 +867,6 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           uint8_t* base = smem + size_t(stage) * Cfg::kStageBytes;
           const uint64_t desc_a = operand_desc<true>(base + first_row * 128);
           const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
-          // The row scales' loads are in flight under the next step's move.
-          const TokenStepScales scales =
-              token_step_scales(p, t, table.tile_prefix[t.group], ks, first_row,
-                                reinterpret_cast<const float*>(base + Cfg::kScaleOffset), thread);
           fence_accumulators(partial);
           wgmma_fence();
 #pragma unroll
@@ -866,7 +881,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           wgmma_wait<0>();
           fence_accumulators(partial);
           release(stage);
-          promote(acc, partial, scales, ks == 0);
+          promote(acc, partial,
+                  token_step_scales<kBlockN>(
+                      reinterpret_cast<const float*>(base + Cfg::kScaleOffset), first_row, thread));
           stage = next_stage;
           phase = next_phase;
           if (ks + 1 < t.k_steps) {
