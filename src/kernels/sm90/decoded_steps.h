@@ -404,35 +404,20 @@ struct Fp8TokenStep {
         default: return load_whole<3>(box, shift % 4, thread);
       }
     }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int n = 0; n < kChunks; ++n) {
-      const int row = (thread + n * kThreads) / 8;
-      const int chunk = (thread + n * kThreads) % 8;
+    for_each_chunk(thread, [&](int n, int row, int chunk) {
       fp8_token_chunk(box + row * kFp8TokenBoxBytes, chunk, shift, valid, codes[n]);
-    }
+    });
   }
 
   template <int kWord>
   GG_HD void load_whole(const uint8_t* box, int byte_shift, int thread) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int n = 0; n < kChunks; ++n) {
-      const int row = (thread + n * kThreads) / 8;
-      const int chunk = (thread + n * kThreads) % 8;
+    for_each_chunk(thread, [&](int n, int row, int chunk) {
       fp8_whole_token_chunk<kWord>(box + row * kFp8TokenBoxBytes, chunk, byte_shift, codes[n]);
-    }
+    });
   }
 
   GG_HD void store(uint8_t* tile, int thread) const {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int n = 0; n < kChunks; ++n) {
-      const int row = (thread + n * kThreads) / 8;
-      const int chunk = (thread + n * kThreads) % 8;
+    for_each_chunk(thread, [&](int n, int row, int chunk) {
       uint8_t* out = tile + swizzled_chunk_offset(row, chunk);
 #ifdef __CUDA_ARCH__
       *reinterpret_cast<uint4*>(out) =
@@ -440,6 +425,17 @@ struct Fp8TokenStep {
 #else
       memcpy(out, codes[n], 16);
 #endif
+    });
+  }
+
+  // f(n, row, chunk) for each of this thread's chunks.
+  template <typename F>
+  GG_HD static void for_each_chunk(int thread, F&& f) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int n = 0; n < kChunks; ++n) {
+      f(n, (thread + n * kThreads) / 8, (thread + n * kThreads) % 8);
     }
   }
 };

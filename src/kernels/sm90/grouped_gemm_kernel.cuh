@@ -780,6 +780,19 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       // The consumer's first row of the tile and first output column.
       const int first_row = kSplit ? 0 : consumer * 64;
       const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
+      // Block-scaled fp8: a k-step's wgmmas into `partial`, promoted after them.
+      [[maybe_unused]] const auto block_step_wgmmas =
+          [&](float (&partial)[kConsumerN / 2], uint64_t desc_a, uint64_t desc_b)
+              __attribute__((always_inline)) {
+                fence_accumulators(partial);
+                wgmma_fence();
+#pragma unroll
+                for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
+                  wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
+                                             advance_k16<true>(desc_b, k16), k16 > 0, 1);
+                }
+                wgmma_commit();
+              };
       int previous_stage = -1;
       // Decoded operands: the block-scale codes of each step's chunks, each
       // thread's, loaded a step ahead (decode_stage.cuh).
@@ -867,14 +880,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           uint8_t* base = smem + size_t(stage) * Cfg::kStageBytes;
           const uint64_t desc_a = operand_desc<true>(base + first_row * 128);
           const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
-          fence_accumulators(partial);
-          wgmma_fence();
-#pragma unroll
-          for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
-            wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
-                                       advance_k16<true>(desc_b, k16), k16 > 0, 1);
-          }
-          wgmma_commit();
+          block_step_wgmmas(partial, desc_a, desc_b);
           const int next_stage = stage + 1 == Cfg::kStages ? 0 : stage + 1;
           const uint32_t next_phase = next_stage == 0 ? phase ^ 1 : phase;
           if (ks + 1 < t.k_steps) move_step(ks + 1, next_stage, next_phase);
@@ -965,14 +971,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             if (ks + 1 < t.k_steps) {
               next_scales = step_scales<kConsumerN>(p, t, ks + 1, first_row, first_col, thread);
             }
-            fence_accumulators(partial);
-            wgmma_fence();
-#pragma unroll
-            for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
-              wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
-                                         advance_k16<true>(desc_b, k16), k16 > 0, 1);
-            }
-            wgmma_commit();
+            block_step_wgmmas(partial, desc_a, desc_b);
             wgmma_wait<0>();
             fence_accumulators(partial);
             release(stage);
