@@ -408,32 +408,47 @@ __device__ __forceinline__ void scale_accumulators(const Params& p, int g, int64
   }
 }
 
-// The fp32 block scales of one k-step of a block-scaled fp8 tile (ragged-M:
-// the step is k-block ks of both operands): lhs 1 x 128 blocks, one per
-// token row and k-block, for this thread's rows r and r + 8 of the block
-// (0 past the tile's rows, which may lie past the operand's); rhs 128 x 128
-// blocks, one per 128 output columns and k-block, for the consumer's
-// columns, which lie in one n-block (they start on a multiple of 128).
+// The fp32 block scales of a block-scaled fp8 tile's k-steps (ragged-M:
+// step ks is k-block ks of both operands, step_scales.h): lhs 1 x 128
+// blocks, one per token row and k-block, for this thread's rows r and r + 8
+// of the block (0 past the tile's rows, which may lie past the operand's);
+// rhs 128 x 128 blocks, one per 128 output columns and k-block, for the
+// consumer's columns, which lie in one n-block (they start on a multiple of
+// 128). The entries' addresses are found once a tile (a step's are the next
+// word of each), and a step's scales load a step ahead, issued after the
+// step's wgmmas: L2's latency is about a step's wgmmas, and issued before
+// them the loads' address arithmetic had delayed every step's wgmmas.
 struct StepScales {
   float row[2];
   float col;
 };
 
 template <int kN>
-__device__ __forceinline__ StepScales step_scales(const Params& p, const Tile& t, int ks,
-                                                  int first_row, int first_col, int thread) {
-  static_assert(kN == 128, "a consumer's columns are one 128 x 128 block's");
-  const float* lhs = static_cast<const float*>(p.lhs_quant.block_scales);
-  const float* rhs = reinterpret_cast<const float*>(portable::group_scales(p.rhs_quant, t.group));
-  StepScales s;
+struct StepScaleFeed {
+  const float* rows[2];  // this thread's rows' scales from k-block 0; null past the tile
+  const float* col;      // the consumer's n-block's scales from k-block 0
+  StepScales next;       // the next step's, once loaded
+
+  __device__ __forceinline__ void begin_tile(const Params& p, const Tile& t, int first_row,
+                                             int first_col, int thread) {
+    static_assert(kN == 128, "a consumer's columns are one 128 x 128 block's");
+    const float* lhs = static_cast<const float*>(p.lhs_quant.block_scales);
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int r = first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half;
-    s.row[half] = r < t.rows ? lhs[lhs_step_scale_entry(p.lhs_quant, t.a_mn + r, ks)] : 0.0f;
+    for (int half = 0; half < 2; ++half) {
+      const int r = first_row + (thread / 32) * 16 + (thread % 32) / 4 + 8 * half;
+      rows[half] = r < t.rows ? lhs + lhs_step_scale_entry(p.lhs_quant, t.a_mn + r, 0) : nullptr;
+    }
+    col = reinterpret_cast<const float*>(portable::group_scales(p.rhs_quant, t.group)) +
+          rhs_step_scale_entry(p.rhs_quant, first_col, 0);
+    if (t.k_steps > 0) load(0);
   }
-  s.col = rhs[rhs_step_scale_entry(p.rhs_quant, first_col, ks)];
-  return s;
-}
+
+  __device__ __forceinline__ void load(int ks) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) next.row[half] = rows[half] ? rows[half][ks] : 0.0f;
+    next.col = col[ks];
+  }
+};
 
 // The fp32 block scales of fp8 token blocks (1 x 128 blocks of both
 // operands along a ragged-K group's tokens: the weight gradient's columnwise
@@ -506,17 +521,15 @@ __device__ __forceinline__ TokenStepScales token_step_scales(const float* slot, 
   return s;
 }
 
-// acc (+)= partial x the step's scales (`first`: the tile's first step, acc
-// not yet written). Accumulator i of a thread lies at row (i/2)%2 of the two,
-// in column pair i/4.
+// acc += partial x the step's scales (acc zeroed before a tile's first
+// step: no select an accumulator a step). Accumulator i of a thread lies at
+// row (i/2)%2 of the two, in column pair i/4.
 template <int kN>
 __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)[kN],
-                                        const StepScales& s, bool first) {
+                                        const StepScales& s) {
   const float scale[2] = {s.row[0] * s.col, s.row[1] * s.col};
 #pragma unroll
-  for (int i = 0; i < kN; ++i) {
-    acc[i] = fmaf(partial[i], scale[(i / 2) % 2], first ? 0.0f : acc[i]);
-  }
+  for (int i = 0; i < kN; ++i) acc[i] = fmaf(partial[i], scale[(i / 2) % 2], acc[i]);
 }
 
 // acc += partial x the step's scales (the token path zeroes acc before a
@@ -898,13 +911,13 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           }
         }
       } else {
-        // Block-scaled fp8: a step's scales, loaded a step ahead (L2's
-        // latency is about a step's wgmmas).
-        [[maybe_unused]] StepScales next_scales{};
+        // Block-scaled fp8: the steps' scales, each loaded a step ahead, and
+        // the promoted accumulators, zeroed.
+        [[maybe_unused]] StepScaleFeed<kConsumerN> step_scales;
         if constexpr (Types::kBlockScaled) {
-          if (t.k_steps > 0) {
-            next_scales = step_scales<kConsumerN>(p, t, 0, first_row, first_col, thread);
-          }
+          step_scales.begin_tile(p, t, first_row, first_col, thread);
+#pragma unroll
+          for (int i = 0; i < kConsumerN / 2; ++i) acc[i] = 0.0f;
         }
         for (int ks = 0; ks < t.k_steps; ++ks) {
           wait_barrier(&full[stage], phase);
@@ -967,15 +980,13 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             // consumer's wgmmas keep the tensor cores busy in the wait.
             float (&partial)[kConsumerN / 2] =
                 *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
-            const StepScales scales = next_scales;
-            if (ks + 1 < t.k_steps) {
-              next_scales = step_scales<kConsumerN>(p, t, ks + 1, first_row, first_col, thread);
-            }
+            const StepScales scales = step_scales.next;
             block_step_wgmmas(partial, desc_a, desc_b);
+            if (ks + 1 < t.k_steps) step_scales.load(ks + 1);
             wgmma_wait<0>();
             fence_accumulators(partial);
             release(stage);
-            promote(acc, partial, scales, ks == 0);
+            promote(acc, partial, scales);
           } else {
             fence_accumulators(acc);
             wgmma_fence();
