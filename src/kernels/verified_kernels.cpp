@@ -28,7 +28,10 @@ constexpr const char* kVerified[] = {
     // The sm90 fp8 kernels (e4m3 x e4m3, e5m2 x e4m3; tensor, group and
     // rowwise scales, 1x128 x 128x128 blocks) passed tests/gpu/
     // sm90_fp8_test.cpp, quantized_test.cpp and the torch CUDA tests on an
-    // H100 80GB HBM3 on 2026-12-06.
+    // H100 80GB HBM3 on 2026-12-06; the 1x128 x 128x128 revision whose
+    // step scales load after the step's wgmmas (StepScaleFeed) passed the
+    // whole GPU gemm suite, the compute-sanitizer runs of its cases and the
+    // Python blockwise tests on CUDA on an H100 80GB HBM3 on 2026-12-07.
     "the sm90 fp8 kernels",
     // The sm90 decoding kernels (mxfp8, mxfp4, nvfp4 and mixes, quantized
     // weights with bf16 activations; ragged-M, K-major weights) passed
@@ -59,7 +62,9 @@ constexpr const char* kVerified[] = {
     // of the blockwise products on an H200 the same day, and its software-
     // pipelined revision (codes moved in place under the previous step's
     // wgmmas) the whole GPU suite, its compute-sanitizer runs and the
-    // Python tests on CUDA on an H100 80GB HBM3 the same day.
+    // Python tests on CUDA on an H100 80GB HBM3 the same day, as did its
+    // revision that moves the steps inside a group without selects and
+    // feeds both operands' scales through the stage (TokenScaleFeed).
     "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients",
 };
 
