@@ -76,3 +76,12 @@ def test_a_wrong_product_is_not_timed(monkeypatch):
                                  warm_ms=0.0)
     with pytest.raises(RuntimeError, match="dgrad mxfp8_e4m3 x mxfp8_e4m3 differs from bf16"):
         bench_quantized.measure_ragged_m(_case("uniform"), args, RATES, "dgrad")
+
+
+def test_relative_error_in_chunks_is_the_whole_norm():
+    want = torch.randn(1000, 7, dtype=torch.bfloat16)
+    got = want + torch.randn(1000, 7, dtype=torch.bfloat16) * 0.01
+    whole = float((got.float() - want.float()).norm() / want.float().norm())
+    assert bench.relative_error(got, want, rows=64) == pytest.approx(whole, rel=1e-6)
+    assert bench.relative_error(want, want) == 0.0
+    assert bench.relative_error(2 * want, want) == pytest.approx(1.0, rel=1e-6)
