@@ -19,4 +19,10 @@ namespace gg::cli {
 std::vector<double> fp64_product(const Problem& problem, const std::vector<int64_t>& sizes,
                                  const HostProblem& host);
 
+// What enters each output element, |alpha| sum |a||b| + |beta c| + |bias|
+// (unrounded): the scale of its accumulation error. Ragged-M rows past
+// sum(sizes) keep their initial values.
+std::vector<double> fp64_magnitudes(const Problem& problem, const std::vector<int64_t>& sizes,
+                                    const HostProblem& host);
+
 }  // namespace gg::cli
