@@ -49,7 +49,7 @@ if [ "$what" != tests ]; then
   step recipe_step_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_recipes
   # The quantized formats in the C++ bench, beside our bf16 and cuBLASLt's dense fp8.
-  step format_bench bash -c 'for f in e4m3-group e4m3-blockwise mxfp8 nvfp4; do
+  step format_bench bash -c 'for f in e4m3-group e4m3-rowwise e4m3-blockwise mxfp8 mxfp4 nvfp4; do
       "$0" bench --format "$f" --routing both || exit; done' $build/src/cli/groupgemm
   step quantize_bench $build/src/cli/groupgemm bench-quantize
   step torch_quantize_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \

@@ -49,7 +49,7 @@ DeviceBuffer unit_block_scales(const BlockScaleShape& shape, gg_block_scaling bl
 bool on_fp8_cores(const InputFormat& format, gg_path path) {
   const gg_block_scaling blocks = format.scaling.token_blocks;
   return path != GG_PATH_PORTABLE && is_fp8(format.dtype) &&
-         (blocks == GG_BLOCK_NONE || blocks == GG_BLOCK_1X128);
+         (blocks == GG_BLOCK_NONE || blocks == GG_BLOCK_1X128 || blocks == GG_BLOCK_ROWWISE);
 }
 
 Fp8Scales GpuBench::fp8_peer_scales(const InputFormat& format) {

@@ -64,8 +64,8 @@ class GpuBench {
 };
 
 // Whether `format` multiplies on fp8 tensor cores on `path` (the sm90 fp8
-// wgmma kernels: fp8 with fp32 tensor, group or 1x128 / 128x128 block
-// scales) rather than decoding into bf16.
+// wgmma kernels: fp8 with fp32 tensor, group, rowwise or 1x128 / 128x128
+// block scales) rather than decoding into bf16.
 bool on_fp8_cores(const InputFormat& format, gg_path path);
 
 }  // namespace gg::cli

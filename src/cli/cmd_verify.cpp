@@ -245,9 +245,10 @@ std::string verify_usage() {
          "      fprop, dgrad: ragged-M; wgrad: ragged-K; ragged-m, ragged-k: any layouts\n"
          "  --dtype " + choices_of(kInputFormatNames) + "\n"
          "      operands (default bf16): e4m3, e5m2 with a tensor scale; e4m3-group a scale\n"
-         "      per group; e4m3-blockwise 1x128 block scales (128x128 on ragged-M weights);\n"
-         "      mxfp8; nvfp4 with a tensor scale, nvfp4-group with one per group. The GPU\n"
-         "      paths that do not implement a format say so (exit 4).\n"
+         "      per group; e4m3-rowwise a scale per stored row; e4m3-blockwise 1x128 block\n"
+         "      scales (128x128 on ragged-M weights); mxfp8, mxfp4; nvfp4 with a tensor\n"
+         "      scale, nvfp4-group with one per group. The GPU paths that do not implement\n"
+         "      a format say so (exit 4).\n"
          "  --out " + choices_of(kOutputDtypeNames) + "  output (default bf16)\n"
          "  --m N | --tokens N   routed rows (default " + number(kDefaultRows) + ")\n"
          "  --tail R             rows past them, which must stay untouched (default " +

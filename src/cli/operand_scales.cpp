@@ -25,7 +25,14 @@ int64_t block_length(gg_block_scaling blocks) {
 }
 
 bool fp32_entries(gg_block_scaling blocks) {
-  return blocks == GG_BLOCK_1X128 || blocks == GG_BLOCK_128X128;
+  return blocks == GG_BLOCK_1X128 || blocks == GG_BLOCK_128X128 || blocks == GG_BLOCK_ROWWISE;
+}
+
+// Blocks over `extent` elements along the contraction (rowwise: the whole
+// extent is one).
+int64_t blocks_along(int64_t extent, gg_block_scaling blocks) {
+  if (blocks == GG_BLOCK_ROWWISE) return extent > 0 ? 1 : 0;
+  return (extent + block_length(blocks) - 1) / block_length(blocks);
 }
 
 // A random block scale, stored at `entry`; returns its value.
@@ -92,7 +99,7 @@ double live_block_scale_bytes(const Problem& problem, const std::vector<int64_t>
     return blocks == GG_BLOCK_NONE ? 0.0 : fp32_entries(blocks) ? 4.0 : 1.0;
   };
   const auto blocks_of = [](int64_t extent, gg_block_scaling blocks) {
-    return static_cast<double>((extent + block_length(blocks) - 1) / block_length(blocks));
+    return static_cast<double>(blocks_along(extent, blocks));
   };
   double routed = 0, live_groups = 0;
   double lhs_entries = 0, rhs_entries = 0;
@@ -150,7 +157,8 @@ OperandScales::OperandScales(const OperandRole& role, const std::vector<int64_t>
       }
       start += sizes[g];
       if (blocks != GG_BLOCK_NONE)
-        first += (sizes[g] + block_length(blocks) - 1) / block_length(blocks);
+        // Rowwise along a ragged dimension: group g's scale is entry g, empty or not.
+        first += blocks == GG_BLOCK_ROWWISE ? 1 : blocks_along(sizes[g], blocks);
     }
   }
   if (blocks == GG_BLOCK_NONE) return;
@@ -181,10 +189,10 @@ int64_t OperandScales::entry(int64_t matrix, int64_t row, int64_t col, int32_t g
   }
   const int64_t along = block_dim_ == 0 ? stored_row : stored_col;
   const int64_t across = block_dim_ == 0 ? stored_col : stored_row;
-  const int64_t block = role_.ragged_contraction
-                            ? first_block_[static_cast<size_t>(group)] +
-                                  (along - group_start_[static_cast<size_t>(group)]) / length
-                            : along / length;
+  const int64_t from = role_.ragged_contraction ? group_start_[static_cast<size_t>(group)] : 0;
+  const int64_t within = blocks_ == GG_BLOCK_ROWWISE ? 0 : (along - from) / length;
+  const int64_t block =
+      (role_.ragged_contraction ? first_block_[static_cast<size_t>(group)] : 0) + within;
   return first + (block_dim_ == 0 ? block * scale_cols_ + across : across * scale_cols_ + block);
 }
 

@@ -45,8 +45,10 @@ struct InputFormat {
 bool operator==(const InputFormat& a, const InputFormat& b);
 
 // bf16, fp16; e4m3, e5m2 (fp8, a tensor scale); e4m3-group (a scale per
-// group); e4m3-blockwise (1x128 blocks, 128x128 on weights); mxfp8; nvfp4,
-// nvfp4-group (nvfp4 with a tensor or a group scale).
+// group); e4m3-rowwise (a scale per row of each stored operand: per token,
+// per output channel; ragged-K: per row and group); e4m3-blockwise (1x128
+// blocks, 128x128 on weights); mxfp8, mxfp4; nvfp4, nvfp4-group (nvfp4 with
+// a tensor or a group scale).
 extern const std::vector<Name<InputFormat>> kInputFormatNames;
 
 struct Problem {
