@@ -2,6 +2,7 @@
 #include "cli/bench_gpu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -44,13 +45,16 @@ DeviceBuffer unit_block_scales(const BlockScaleShape& shape, gg_block_scaling bl
   return buffer;
 }
 
-}  // namespace
-
-bool on_fp8_cores(const InputFormat& format, gg_path path) {
+// Whether `format` multiplies on fp8 tensor cores on `path` and `device`
+// (the sm90 fp8 wgmma kernels, on Hopper: fp8 with fp32 tensor, group,
+// rowwise or 1x128 / 128x128 block scales) rather than decoding into bf16.
+bool on_fp8_cores(const InputFormat& format, gg_path path, const CudaDevice& device) {
   const gg_block_scaling blocks = format.scaling.token_blocks;
-  return path != GG_PATH_PORTABLE && is_fp8(format.dtype) &&
+  return path != GG_PATH_PORTABLE && device.cc_major == 9 && is_fp8(format.dtype) &&
          (blocks == GG_BLOCK_NONE || blocks == GG_BLOCK_1X128 || blocks == GG_BLOCK_ROWWISE);
 }
+
+}  // namespace
 
 Fp8Scales GpuBench::fp8_peer_scales(const InputFormat& format) {
   return format.scaling.token_blocks == GG_BLOCK_1X128 ? Fp8Scales::kBlocks : Fp8Scales::kTensor;
@@ -58,16 +62,15 @@ Fp8Scales GpuBench::fp8_peer_scales(const InputFormat& format) {
 
 GpuBench::GpuBench(const CudaDevice& device, Repeats repeats, gg_path path,
                    const InputFormat& format)
-    : cublas_(stream_.get()), repeats_(repeats), path_(path), l2_bytes_(device.l2_bytes) {
+    : cublas_(stream_.get()),
+      repeats_(repeats),
+      path_(path),
+      l2_bytes_(device.l2_bytes),
+      fp8_cores_(on_fp8_cores(format, path, device)) {
   rates_ = measure_machine_rates(stream_.get(), cublas_, repeats_);
-  if (on_fp8_cores(format, path)) {
+  if (fp8_cores_) {
     rates_.fp8_flops_per_s = measure_fp8_flops_per_s(stream_.get(), lt_.get(), repeats_);
   }
-}
-
-int GpuBench::copies_for(double set_bytes) const {
-  return static_cast<int>(std::max(1.0, std::ceil(2.0 * static_cast<double>(l2_bytes_) /
-                                                  std::max(set_bytes, 1.0))));
 }
 
 GpuBench::Buffers GpuBench::make_buffers(const Problem& problem,
@@ -80,8 +83,10 @@ GpuBench::Buffers GpuBench::make_buffers(const Problem& problem,
       block_scale_shape(lhs_role(problem), lhs_blocks(problem), problem.groups);
   const BlockScaleShape rhs_shape =
       block_scale_shape(rhs_role(problem), rhs_blocks(problem), problem.groups);
-  const int copies = copies_for(static_cast<double>(lhs_bytes + rhs_bytes + out_bytes) +
-                                lhs_shape.bytes() + rhs_shape.bytes());
+  const double set_bytes = static_cast<double>(lhs_bytes + rhs_bytes + out_bytes) +
+                           lhs_shape.bytes() + rhs_shape.bytes();
+  const int copies = static_cast<int>(
+      std::max(1.0, std::ceil(2.0 * static_cast<double>(l2_bytes_) / std::max(set_bytes, 1.0))));
 
   Buffers buffers;
   const std::vector<uint8_t> index = index_bytes(sizes, GG_INDEX_INT32);
@@ -199,22 +204,15 @@ BenchRow GpuBench::run_quantized(const BenchCase& bench_case) {
     const Buffers buffers = make_buffers(problem, sizes);
     if (const std::optional<double> ms = time_ours(problem, buffers, row)) {
       set_figures(row, problem, sizes, *ms);
-      const std::optional<double> rate = on_fp8_cores(bench_case.format, path_)
-                                             ? rates_.fp8_flops_per_s
-                                             : rates_.dense_flops_per_s;
-      if (rate) {
-        row.roofline = roofline_floor_ms(problem_flops(problem, row.rows),
-                                         counted_bytes(problem, sizes), *rate, rates_) /
-                       *ms;
-      }
+      const double rate = fp8_cores_ ? *rates_.fp8_flops_per_s : rates_.dense_flops_per_s;
+      row.roofline = roofline_floor_ms(problem_flops(problem, row.rows),
+                                       counted_bytes(problem, sizes), rate, rates_) /
+                     *ms;
     }
   }
   try {
-    const double fp8_bytes = static_cast<double>(row.rows) *
-                                 static_cast<double>(problem.lhs_cols + problem.rhs_cols) +
-                             2.0 * static_cast<double>(problem.lhs_cols * problem.rhs_cols);
     DenseFp8 dense(lt_.get(), stream_.get(), problem, row.rows,
-                   fp8_peer_scales(bench_case.format), copies_for(fp8_bytes));
+                   fp8_peer_scales(bench_case.format), l2_bytes_);
     row.fp8_dense_ms =
         median_gpu_ms(stream_.get(), repeats_, [&](int run) { dense.run(run); });
   } catch (const Failure& failure) {

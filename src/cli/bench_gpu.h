@@ -52,7 +52,6 @@ class GpuBench {
   std::optional<double> time_ours(const Problem& problem, const Buffers& buffers, BenchRow& row);
   BenchRow run_16bit(const BenchCase& bench_case);
   BenchRow run_quantized(const BenchCase& bench_case);
-  int copies_for(double set_bytes) const;
 
   CudaStream stream_;
   CublasBaselines cublas_;
@@ -60,12 +59,8 @@ class GpuBench {
   Repeats repeats_;
   gg_path path_;
   int64_t l2_bytes_;
+  bool fp8_cores_;  // the run's format multiplies on fp8 tensor cores
   MachineRates rates_{};
 };
-
-// Whether `format` multiplies on fp8 tensor cores on `path` (the sm90 fp8
-// wgmma kernels: fp8 with fp32 tensor, group, rowwise or 1x128 / 128x128
-// block scales) rather than decoding into bf16.
-bool on_fp8_cores(const InputFormat& format, gg_path path);
 
 }  // namespace gg::cli

@@ -1,6 +1,7 @@
 // cuBLASLt dense fp8: see dense_fp8.h.
 #include "cli/dense_fp8.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -42,7 +43,7 @@ LtHandle::LtHandle() { check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
 LtHandle::~LtHandle() { cublasLtDestroy(handle_); }
 
 DenseFp8::DenseFp8(cublasLtHandle_t handle, cudaStream_t stream, const Problem& problem,
-                   int64_t routed, Fp8Scales scales, int copies)
+                   int64_t routed, Fp8Scales scales, int64_t l2_bytes)
     : handle_(handle), stream_(stream) {
   // Row-major K-major operands as column-major cuBLASLt sees them (TN):
   // ragged-M  D^T[N, R] = W0[N, K] . X[R, K]^T;  ragged-K  D^T[Q, P] = rhs[Q, R] . lhs[P, R]^T.
@@ -51,7 +52,9 @@ DenseFp8::DenseFp8(cublasLtHandle_t handle, cudaStream_t stream, const Problem& 
   n_ = ragged_m ? routed : problem.lhs_cols;
   k_ = ragged_m ? problem.lhs_cols : routed;
   if (m_ == 0 || n_ == 0 || k_ == 0) return;
-  for (int c = 0; c < copies; ++c) {
+  const int64_t copy_bytes = m_ * k_ + k_ * n_ + 2 * m_ * n_;
+  const int64_t copies = std::max<int64_t>(1, (2 * l2_bytes + copy_bytes - 1) / copy_bytes);
+  for (int64_t c = 0; c < copies; ++c) {
     copies_.push_back({DeviceBuffer(static_cast<size_t>(m_ * k_)),
                        DeviceBuffer(static_cast<size_t>(k_ * n_)),
                        DeviceBuffer(static_cast<size_t>(m_ * n_) * 2)});

@@ -3,8 +3,8 @@
 // routed rows costs on cuBLASLt (the ragged-M rows against one weight
 // matrix; ragged-K's contraction over every routed token into one [P, Q]
 // output). Its operands are e4m3, K-major (the one fp8 layout cuBLASLt
-// runs on Hopper), random, with scales of 1, in `copies` copies run in
-// turn like every other figure; the output is bf16.
+// runs on Hopper), random, with scales of 1, in as many copies as exceed
+// twice `l2_bytes` (run in turn, like every other figure); the output is bf16.
 //
 // Scales: one fp32 scale per operand, or the DeepSeek-V3 block scales that
 // cuBLASLt has on Hopper from CUDA 12.9 (ragged-M: 1x128 activations x
@@ -44,7 +44,7 @@ class DenseFp8 {
   // Throws Failure when cuBLASLt refuses the product or has no algorithm
   // for it here (block scales before CUDA 12.9, or off Hopper).
   DenseFp8(cublasLtHandle_t handle, cudaStream_t stream, const Problem& problem, int64_t routed,
-           Fp8Scales scales, int copies);
+           Fp8Scales scales, int64_t l2_bytes);
   ~DenseFp8();
   DenseFp8(const DenseFp8&) = delete;
   DenseFp8& operator=(const DenseFp8&) = delete;
