@@ -182,10 +182,13 @@ def fp8_rate(warmup: int, reps: int, warm_ms: float) -> Optional[float]:
     return 2 * 8192**3 / (time_ms(run, warmup, reps, warm_ms) * 1e-3)
 
 
-def on_fp8_cores(method: str) -> bool:
-    """Whether a method multiplies fp8 x fp8 on fp8 tensor cores."""
+def on_fp8_cores(method: str, ragged_m: bool = True) -> bool:
+    """Whether a method multiplies fp8 x fp8 on fp8 tensor cores: fp8 pairs,
+    and mxfp8 x mxfp8 e4m3 products along K (ragged-M; the weight gradient
+    of MX blocks along the tokens is decoded into bf16)."""
+    mx = method.startswith("mxfp8_") and method.endswith(" x mxfp8_e4m3") and ragged_m
     return (method == "torch._scaled_grouped_mm" or method.startswith("fp8_")
-            or method.startswith("cuBLASLt fp8"))
+            or method.startswith("cuBLASLt fp8") or mx)
 
 
 def measure_ragged_m(case, args, rates, op: str) -> List[dict]:
@@ -302,7 +305,7 @@ def measure_wgrad(case, args, rates) -> List[dict]:
     times = time_in_turn(methods, args.warmup, args.reps, args.warm_ms)
     records = []
     for name, ms in times.items():
-        rate = rates["dense_fp8_flops"] if on_fp8_cores(name) else rates["dense_flops"]
+        rate = rates["dense_fp8_flops"] if on_fp8_cores(name, False) else rates["dense_flops"]
         floor = max(flops / rate, bytes_of[name] / rates["copy_bytes_per_s"])
         records.append(dict(preset=case.preset.name, tokens=case.tokens, routing=case.routing,
                             op="wgrad", method=name, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,

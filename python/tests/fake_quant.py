@@ -227,9 +227,12 @@ def ragged_k(a, b, sizes, alpha=1.0):
 
 def on_fp8_cores(lhs_fmt, rhs_fmt, device) -> bool:
     """Whether a product of these formats may sum on fp8 tensor cores: fp8 x
-    fp8 on a CUDA device (the sm90 path's fp8 wgmma, on Hopper)."""
+    fp8 on a CUDA device (the sm90 path's fp8 wgmma, on Hopper), and mxfp8
+    x mxfp8 e4m3 (ragged-M with K-major weights runs there, each 32-deep
+    block promoted times its MX scales)."""
     fp8 = lambda fmt: fmt is not None and fmt.startswith("fp8_")  # noqa: E731
-    return str(device).startswith("cuda") and fp8(lhs_fmt) and fp8(rhs_fmt)
+    mx = (lhs_fmt is not None and lhs_fmt.startswith("mxfp8_") and rhs_fmt == "mxfp8_e4m3")
+    return str(device).startswith("cuda") and ((fp8(lhs_fmt) and fp8(rhs_fmt)) or mx)
 
 
 def assert_fp32_accumulation(got, want, magnitude, depth, rounding=2.0**-24, fp8_cores=False):

@@ -85,3 +85,15 @@ def test_relative_error_in_chunks_is_the_whole_norm():
     assert bench.relative_error(got, want, rows=64) == pytest.approx(whole, rel=1e-6)
     assert bench.relative_error(want, want) == 0.0
     assert bench.relative_error(2 * want, want) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_the_roofline_counts_fp8_rates_where_fp8_tensor_cores_multiply():
+    fp8 = bench_quantized.on_fp8_cores
+    assert fp8("fp8_e4m3_1x128 x fp8_e4m3_128x128")
+    assert fp8("torch._scaled_grouped_mm")
+    # mxfp8 along K runs on fp8 wgmma; along the tokens (wgrad) it is decoded.
+    assert fp8("mxfp8_e4m3 x mxfp8_e4m3")
+    assert not fp8("mxfp8_e4m3 x mxfp8_e4m3", ragged_m=False)
+    assert not fp8("mxfp8_e4m3 x mxfp4")
+    assert not fp8("nvfp4_tensor x nvfp4_group")
+    assert not fp8("bf16")

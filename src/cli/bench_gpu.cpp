@@ -45,13 +45,23 @@ DeviceBuffer unit_block_scales(const BlockScaleShape& shape, gg_block_scaling bl
   return buffer;
 }
 
-// Whether `format` multiplies on fp8 tensor cores on `path` and `device`
-// (the sm90 fp8 wgmma kernels, on Hopper: fp8 with fp32 tensor, group,
-// rowwise or 1x128 / 128x128 block scales) rather than decoding into bf16.
-bool on_fp8_cores(const InputFormat& format, gg_path path, const CudaDevice& device) {
+// Whether `format`'s product `op` multiplies on fp8 tensor cores (the sm90
+// fp8 wgmma kernels) rather than decoding into bf16: fp8 with fp32 tensor,
+// group, rowwise or 1x128 / 128x128 block scales, and mxfp8's ragged-M
+// products (forward and input gradient; its weight gradient is decoded).
+bool fp8_product(const InputFormat& format, ModelOp op) {
   const gg_block_scaling blocks = format.scaling.token_blocks;
-  return path != GG_PATH_PORTABLE && device.cc_major == 9 && is_fp8(format.dtype) &&
-         (blocks == GG_BLOCK_NONE || blocks == GG_BLOCK_1X128 || blocks == GG_BLOCK_ROWWISE);
+  const bool ragged_m = op != ModelOp::kWgrad && op != ModelOp::kRaggedK;
+  return is_fp8(format.dtype) &&
+         (blocks == GG_BLOCK_NONE || blocks == GG_BLOCK_1X128 || blocks == GG_BLOCK_ROWWISE ||
+          (blocks == GG_BLOCK_MX32 && ragged_m));
+}
+
+// Whether any product of `format` runs on fp8 tensor cores on `path` and
+// `device` (the sm90 kernels, on Hopper), so that the run measures their rate.
+bool on_fp8_cores(const InputFormat& format, gg_path path, const CudaDevice& device) {
+  return path != GG_PATH_PORTABLE && device.cc_major == 9 &&
+         fp8_product(format, ModelOp::kRaggedM);
 }
 
 }  // namespace
@@ -204,7 +214,9 @@ BenchRow GpuBench::run_quantized(const BenchCase& bench_case) {
     const Buffers buffers = make_buffers(problem, sizes);
     if (const std::optional<double> ms = time_ours(problem, buffers, row)) {
       set_figures(row, problem, sizes, *ms);
-      const double rate = fp8_cores_ ? *rates_.fp8_flops_per_s : rates_.dense_flops_per_s;
+      const double rate = fp8_cores_ && fp8_product(bench_case.format, bench_case.op)
+                              ? *rates_.fp8_flops_per_s
+                              : rates_.dense_flops_per_s;
       row.roofline = roofline_floor_ms(problem_flops(problem, row.rows),
                                        counted_bytes(problem, sizes), rate, rates_) /
                      *ms;

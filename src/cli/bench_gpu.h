@@ -59,7 +59,7 @@ class GpuBench {
   Repeats repeats_;
   gg_path path_;
   int64_t l2_bytes_;
-  bool fp8_cores_;  // the run's format multiplies on fp8 tensor cores
+  bool fp8_cores_;  // a product of the run's format multiplies on fp8 tensor cores
   MachineRates rates_{};
 };
 

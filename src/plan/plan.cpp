@@ -72,7 +72,13 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   const Sm90TileConfig wide_tile = sm90_tile_config(Sm90Tile::k128x256);
   std::string reason = "n=" + std::to_string(shape.n) + " <= 128";
   Sm90Tile tile = Sm90Tile::k128x128;
-  if (shape.n > 128) {
+  if (shape.n > 128 && decode == Sm90Decode::kFp8Mx) {
+    // Its 64-row tile, whose consumers split the columns, spilled: the
+    // promotions' two sets of accumulators and the scale writers leave no
+    // register to spare. A group of a few rows is bound by its weights'
+    // bytes in either tile.
+    reason = "MX blocks: promoted accumulators leave room for 128 x 128 tiles";
+  } else if (shape.n > 128) {
     const int64_t rows_per_group = shape.m / shape.groups;
     const bool short_tile_fits =
         sm90_smem_bytes(sm90_tile_config(Sm90Tile::k64x256, decode), shape.groups) <=
@@ -112,6 +118,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
     reason += decode == Sm90Decode::kRhs ? ", rhs decoded into bf16"
               : decode == Sm90Decode::kFp8Tokens
                   ? ", fp8 codes moved in place from each group's first token"
+              : decode == Sm90Decode::kFp8Mx
+                  ? ", fp8 wgmma, each 32-deep product promoted times its MX scales"
                   : ", both operands decoded into bf16";
   }
   return Sm90Plan{shape, tile, sm90_tile_config(tile, decode), sparse_k, multicast, reason};

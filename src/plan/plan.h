@@ -50,8 +50,13 @@ constexpr TileConfig tile_config(PortableTile tile) {
 // codes of both operands of a ragged-K product with 1 x 128 blocks along
 // the tokens (the fp8 weight gradient), not decoded but moved by the
 // consumers into fp8 tiles from the group's first token, so that a k-step
-// is one block: 144 bytes a row, a step's 128 codes and 16 more.
-enum class Sm90Decode { kNone, kRhs, kBoth, kTokens, kFp8Tokens };
+// is one block: 144 bytes a row, a step's 128 codes and 16 more. kFp8Mx:
+// fp8 codes of both operands of a ragged-M product with MX32 blocks along
+// K (mxfp8), not decoded but read by fp8 wgmmas, each 32-deep one promoted
+// times its blocks' scales: a stage also holds the step's scales as fp32
+// (4 blocks of each row and column of the tile), which the producer
+// warpgroup's other warps write.
+enum class Sm90Decode { kNone, kRhs, kBoth, kTokens, kFp8Tokens, kFp8Mx };
 
 // Static facts of one grouped GEMM, in output terms: the result of group g
 // is an (m x n) block reached by contracting over k.
@@ -115,6 +120,9 @@ enum class Sm90Tile {
   k64x256,  // ragged-M with short groups: the consumers split the columns
 };
 
+// MX32 blocks of a 128-byte fp8 k-step.
+constexpr int kSm90MxBlocksPerStep = 4;
+
 struct Sm90TileConfig {
   int block_m;
   int block_n;
@@ -122,7 +130,7 @@ struct Sm90TileConfig {
   int stages;
   int raw_row_bytes_a = 0;  // a decoded operand's codes per row of a stage
   int raw_row_bytes_b = 0;
-  int scale_bytes = 0;  // fp8 token blocks: a stage's column scales (1 KB)
+  int scale_bytes = 0;  // fp8 token blocks: a stage's column scales (1 KB); MX: its fp32 scales
   // fp8 token blocks: the consumers move a step's codes in place, the fp8
   // tiles over the first bytes of their boxes, so a stage holds no others.
   bool tiles_in_raw = false;
@@ -139,10 +147,15 @@ struct Sm90TileConfig {
 // a stage of 37 KB (boxes of 144-byte rows, the fp8 tiles moved over them,
 // and the step's column scales) leaves room for four, so that the loads of
 // three steps are in flight while the consumers move one step's codes under
-// the wgmmas of the step before.
+// the wgmmas of the step before. fp8 with MX blocks (kFp8Mx, 128 x 128
+// only): the fp8 tiles and the step's 4 x (128 + 128) fp32 scales, four
+// stages of 36 KB beside the table of 2048 groups.
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
   if (decode == Sm90Decode::kFp8Tokens) {
     return Sm90TileConfig{128, 128, 64, 4, 144, 144, 1024, true};
+  }
+  if (decode == Sm90Decode::kFp8Mx) {
+    return Sm90TileConfig{128, 128, 64, 4, 0, 0, kSm90MxBlocksPerStep * (128 + 128) * 4};
   }
   if (decode != Sm90Decode::kNone) {
     const int block_m = tile == Sm90Tile::k64x256 ? 64 : 128;

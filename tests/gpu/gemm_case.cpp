@@ -518,12 +518,22 @@ std::optional<std::vector<float>> GemmCase::reference_magnitudes() const {
 void GemmCase::compare(const HostImage& got, const HostImage& want, Match match) const {
   const HostImage& initial = out_.host();
   // fp8 x fp8 on the sm90 path (or AUTO, which takes it for them) sums on
-  // fp8 tensor cores; with MX blocks it is decoded into bf16 (fp32 sums).
+  // fp8 tensor cores: with fp32 scales or 1x128 blocks, and mxfp8 ragged-M
+  // products of K-major e4m3 weights, each 32-deep block promoted times its
+  // MX scales; other MX pairs are decoded into bf16 (fp32 sums).
   const auto fp8 = [](const std::optional<QuantizeFormatSpec>& f) {
-    return f && (f->dtype == GG_DTYPE_E4M3 || f->dtype == GG_DTYPE_E5M2) &&
-           f->block != GG_BLOCK_MX32 && f->block != GG_BLOCK_NV16;
+    return f && (f->dtype == GG_DTYPE_E4M3 || f->dtype == GG_DTYPE_E5M2);
   };
+  const auto mx = [](const std::optional<QuantizeFormatSpec>& f) {
+    return f->block == GG_BLOCK_MX32 || f->block == GG_BLOCK_NV16;
+  };
+  const bool mx_on_fp8_cores = spec_.op == GG_OP_RAGGED_M && spec_.rhs_layout == GG_LAYOUT_T &&
+                               fp8(spec_.lhs_format) && fp8(spec_.rhs_format) &&
+                               spec_.lhs_format->block == GG_BLOCK_MX32 &&
+                               spec_.rhs_format->block == GG_BLOCK_MX32 &&
+                               spec_.rhs_format->dtype == GG_DTYPE_E4M3;
   const bool fp8_cores = fp8(spec_.lhs_format) && fp8(spec_.rhs_format) &&
+                         ((!mx(spec_.lhs_format) && !mx(spec_.rhs_format)) || mx_on_fp8_cores) &&
                          (path_ == GG_PATH_SM90 || path_ == GG_PATH_AUTO);
   OutputCheck check("out", spec_.out, match == Match::kExact,
                     fp8_cores ? Accumulation::kFp8TensorCores : Accumulation::kFp32);

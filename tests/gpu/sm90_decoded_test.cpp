@@ -14,10 +14,13 @@
 // its edge, spanning several k-steps, P and Q tails, 1 and 256 groups, fp32
 // accumulation (beta 1) and bf16 outputs, bad sizes, graph replays. Random
 // codes and scales, poisoned rows outside the groups, guard bands
-// (GemmCase); stacked and per-expert outputs. GG_PATH_AUTO takes the sm90 path for these; what it refuses
-// is refused by name. The suite sets
+// (GemmCase); stacked and per-expert outputs. GG_PATH_AUTO takes the sm90
+// path for these; what it refuses is refused by name. The suite sets
 // GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the kernels
-// (kernels/verified_kernels.h).
+// (kernels/verified_kernels.h). With it, the ragged-M mxfp8 pairs of e4m3
+// weights (e4m3 x e4m3, e5m2 x e4m3) run on the fp8 wgmma instances with
+// MX blocks (sm90_gemm_fp8_mx.cu) rather than the decode: these cases are
+// theirs, judged by the fp8 tensor cores' bound (output_check.h).
 #include <gtest/gtest.h>
 
 #include <optional>

@@ -353,6 +353,56 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
   }
 }
 
+// The sm90 fp8 kernel's MX block scales (step_scales.h): mxfp8 activations
+// and K-major weights with K (336) not a multiple of the 128-deep k-step
+// nor of 32 past it; every element of every group finds, at block j = (depth
+// % 128) / 32 of step depth / 128, the scale the reference multiplies it
+// by, and the blocks past K's last (whose products the kernel computes
+// from TMA's zeros) have none.
+TEST(ScaleAddressing, Sm90MxBlocksOfRaggedMSteps) {
+  const int32_t groups = static_cast<int32_t>(kSizes.size());
+  const int64_t k = 336, n = 200;
+  const ref::GroupTable table = table_of(kSizes);
+  const Format f{GG_DTYPE_E4M3, GG_BLOCK_MX32};
+  QuantTensor lhs(f, 1, kCapacity, k, 1, false, groups);
+  QuantTensor rhs(f, groups, n, k, 1, false, groups);
+  const gg_gemm_desc d = ragged_m_desc(lhs, rhs, GG_LAYOUT_T, groups);
+  const QuantOperand ql = quant_operand_of(d.lhs, true, d);
+  const QuantOperand qr = quant_operand_of(d.rhs, true, d);
+  for (int32_t g = 0; g < groups; ++g) {
+    for (const bool is_lhs : {true, false}) {
+      const gg_tensor& t = is_lhs ? d.lhs : d.rhs;
+      const QuantOperand& q = is_lhs ? ql : qr;
+      const ref::TokenDim tokens = is_lhs ? ref::TokenDim::kRows : ref::TokenDim::kNone;
+      const ref::MatrixView m = ref::matrix_of(t, g);
+      const ref::Region region =
+          ref::group_region(m.rows, m.cols, tokens, table.groups[static_cast<size_t>(g)]);
+      const ref::BlockScales scales = ref::block_scales_of(t, g, region, true, tokens, table);
+      const uint8_t* base = is_lhs ? static_cast<const uint8_t*>(ql.block_scales)
+                                   : group_scales(qr, g);
+      int64_t checked = 0;
+      ref::for_each_block(region, scales, [&](const ref::Region& block, int64_t index) {
+        const uint8_t* expected = static_cast<const uint8_t*>(scales.base) + index;
+        for (int64_t r = block.row_begin; r < block.row_end; ++r) {
+          for (int64_t c = block.col_begin; c < block.col_end; ++c) {
+            const int step = static_cast<int>(c / 128);
+            const int j = static_cast<int>(c % 128 / 32);
+            const int64_t entry = sm90::mx_step_scale_entry(q, r, step, j);
+            ASSERT_GE(entry, 0) << "group " << g << " row " << r << " col " << c;
+            ASSERT_EQ(base + entry, expected) << (is_lhs ? "lhs" : "rhs") << " group " << g
+                                              << " row " << r << " col " << c;
+            ++checked;
+          }
+        }
+      });
+      EXPECT_EQ(checked, (region.row_end - region.row_begin) * (region.col_end - region.col_begin));
+      // K = 336: 11 blocks; step 2 holds blocks 8-10 and one past K.
+      EXPECT_EQ(sm90::mx_step_scale_entry(q, 0, 2, 2), 10);
+      EXPECT_EQ(sm90::mx_step_scale_entry(q, 0, 2, 3), -1);
+    }
+  }
+}
+
 // The sm90 block-scaled fp8 weight gradient's k-step scales (step_scales.h):
 // 1x128 blocks along the tokens of columnwise copies [P, M] and [Q, M]. A
 // group's k-steps start at its first token, so every element of every group

@@ -244,6 +244,28 @@ TEST(Sm90Plan, Fp8BlocksAlongTokensTake128x128TilesOfFourStages) {
   }
 }
 
+// fp8 with MX blocks along K (mxfp8 on fp8 wgmma): 128 x 128 tiles of four
+// stages, groups of a few rows too, each stage the fp8 tiles and the
+// step's fp32 scales (4 blocks of every row and column), within the shared
+// memory beside up to 2048 groups' table.
+TEST(Sm90Plan, Fp8MxBlocksTake128x128TilesWithTheirScales) {
+  gg::GemmShape shape = hopper_shape(GG_OP_RAGGED_M, 4096);
+  shape.input = GG_DTYPE_E4M3;
+  shape.sm90_decode = gg::Sm90Decode::kFp8Mx;
+  gg::Sm90Plan plan = gg::plan_sm90_gemm(shape);
+  EXPECT_EQ(plan.tile, gg::Sm90Tile::k128x128);
+  EXPECT_EQ(plan.config.stages, 4);
+  EXPECT_EQ(plan.config.scale_bytes, 4 * (128 + 128) * 4);
+  EXPECT_EQ(gg::sm90_stage_bytes(plan.config), 36 * 1024);
+  EXPECT_NE(plan.reason.find("MX blocks"), std::string::npos) << plan.reason;
+  EXPECT_NE(plan.reason.find("promoted times its MX scales"), std::string::npos) << plan.reason;
+  for (const int64_t m : {int64_t{8} * 32, int64_t{8} * 4}) {  // groups of a few rows
+    shape.m = m;
+    EXPECT_EQ(gg::plan_sm90_gemm(shape).tile, gg::Sm90Tile::k128x128);
+  }
+  EXPECT_LE(gg::sm90_smem_bytes(plan.config, gg::kSm90MaxGroups), gg::kSm90SmemLimit);
+}
+
 TEST(Sm90Plan, EveryChoiceFitsItsSharedMemory) {
   // 227 KB per CTA, of which the kernel's static data (the scan) takes < 2 KB.
   for (const int groups : {1, 8, 256, 1024, 1025, 1600, 2048}) {

@@ -3,7 +3,8 @@
 //   ragged-K  out[g]      = alpha_g * lhs[g rows]^T * rhs[g rows] + beta_g * out[g]
 // Operands bf16/fp16, or fp8 (e4m3 / e5m2) with their fp32 tensor, group or
 // rowwise scales applied to the accumulators in the epilogue, or fp32 block
-// scales promoted every k-step. Contraction
+// scales promoted every k-step, or MX32 e8m0 block scales of both operands
+// (mxfp8) promoted every 32-deep wgmma. Contraction
 // steps are counted in bytes: a k-step is 128 bytes of each operand row (64
 // 16-bit or 128 fp8 elements), so the TMA boxes, the 128-byte swizzle, the
 // smem descriptors and the stages are one layout for every element type, and
@@ -13,7 +14,8 @@
 // decoded by the consumers into bf16 tiles from their codes, which TMA
 // brings into a raw area of the stage (decode_stage.cuh), and run bf16
 // wgmmas. The instances are compiled by element family in
-// sm90_gemm_16bit.cu, sm90_gemm_fp8.cu and sm90_gemm_decoded.cu; the host
+// sm90_gemm_16bit.cu, sm90_gemm_fp8.cu, sm90_gemm_fp8_mx.cu and
+// sm90_gemm_decoded.cu; the host
 // side (maps, plan, dispatch) is sm90_gemm.cu.
 //
 // Plan of the kernel. A persistent grid (one CTA per SM) of 3 warpgroups;
@@ -70,7 +72,8 @@
 //     stage's tiles (decoded_steps.h), zeroing those past the group.
 // Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
 // per consumer), the mbarriers, the group table (plan.h sizes it).
-// Register budget (setmaxnreg): producer 40, consumers 232.
+// Register budget (setmaxnreg): producer 40, consumers 232; with MX blocks
+// 48 and 224, the producer warpgroup's other warps writing the scales.
 #include <cuda.h>
 #include <cuda/ptx>
 #pragma once
@@ -122,7 +125,8 @@ struct Config {
   // Decoded operands' raw codes, after the two bf16 tiles (decode_stage.cuh).
   static constexpr int kARawBytes = kBlockM * kTile.raw_row_bytes_a;
   static constexpr int kBRawBytes = kBlockN * kTile.raw_row_bytes_b;
-  // fp8 token blocks: the step's column scales, after the raw codes.
+  // fp8 token blocks: the step's column scales, after the raw codes; fp8
+  // MX blocks: the step's fp32 scales (MxScaleWriter), after the tiles.
   static constexpr int kScaleBytes = kTile.scale_bytes;
   // Where each part of a stage starts: the A and B tiles, then the raw
   // codes; fp8 token blocks move their tiles over their raw codes.
@@ -550,6 +554,102 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
   }
 }
 
+// The MX32 scales of an fp8 tile's k-steps (ragged-M, both operands' e8m0
+// blocks along K, kSm90MxBlocksPerStep a step; step_scales.h), as fp32 in
+// the stage's slot: [4][BN] for the tile's columns, then [4][BM] for its
+// rows, 0 past the tile's rows, the output's columns and K's last block.
+// Written by the producer warpgroup's threads 32-127, which the TMA thread
+// leaves idle: each loads the codes of its rows or columns for a step,
+// waits for the stage to be empty, stores their values and arrives on the
+// stage's full barrier, which counts these arrivals beside the TMA bytes.
+// The codes load before the wait, so their L2 latency passes while the
+// ring is full, and the consumers only read a float a row and a pair of
+// floats a column pair at each promotion (loaded by every consumer thread
+// from global memory, the 32 column scales of its accumulators a block
+// would cost 32 loads and their conversions).
+template <int kBlockM, int kBlockN>
+struct MxScaleWriter {
+  static constexpr int kThreads = 96;
+  static constexpr int kBlocks = kSm90MxBlocksPerStep;
+  static constexpr int kEntries = kBlockN + kBlockM;  // the tile's columns, then its rows
+  static constexpr int kPerThread = (kEntries + kThreads - 1) / kThreads;
+  static_assert(kBlocks == 4, "a step's codes of an entry are one 32-bit word");
+  const uint8_t* rows[kPerThread];  // each entry's scale row; null past the tile
+  uint32_t codes[kPerThread];       // the step's codes of each entry, block j in byte j
+  uint32_t present = 0;             // bit n * kBlocks + j: entry n's block j exists
+
+  __device__ __forceinline__ void begin_tile(const Params& p, const Tile& t, int thread) {
+#pragma unroll
+    for (int n = 0; n < kPerThread; ++n) {
+      const int e = thread + n * kThreads;
+      const int col = t.b_mn + e;
+      const int row = e - kBlockN;
+      rows[n] = nullptr;
+      if (e < kBlockN && col < p.out.cols) {
+        rows[n] = portable::group_scales(p.rhs_quant, t.group) +
+                  mx_step_scale_entry(p.rhs_quant, col, 0, 0);
+      } else if (e >= kBlockN && e < kEntries && row < t.rows) {
+        rows[n] = static_cast<const uint8_t*>(p.lhs_quant.block_scales) +
+                  mx_step_scale_entry(p.lhs_quant, int64_t{t.a_mn} + row, 0, 0);
+      }
+    }
+  }
+
+  // Loads this thread's codes of k-step ks (`q`: either operand's, whose
+  // scale rows have one length, ceil(K / 32)).
+  __device__ __forceinline__ void load(const portable::QuantOperand& q, int ks) {
+    present = 0;
+#pragma unroll
+    for (int n = 0; n < kPerThread; ++n) {
+      codes[n] = 0;
+#pragma unroll
+      for (int j = 0; j < kBlocks; ++j) {
+        const int64_t entry = mx_step_scale_entry(q, 0, ks, j);
+        if (rows[n] != nullptr && entry >= 0) {
+          codes[n] |= uint32_t{__ldg(rows[n] + entry)} << (8 * j);
+          present |= 1u << (n * kBlocks + j);
+        }
+      }
+    }
+  }
+
+  // Stores the loaded step's values into `slot`.
+  __device__ __forceinline__ void store(float* slot, int thread) const {
+#pragma unroll
+    for (int n = 0; n < kPerThread; ++n) {
+      const int e = thread + n * kThreads;
+      if (e >= kEntries) break;
+#pragma unroll
+      for (int j = 0; j < kBlocks; ++j) {
+        const uint8_t code = static_cast<uint8_t>(codes[n] >> (8 * j));
+        const float value = (present >> (n * kBlocks + j) & 1u) != 0
+                                ? portable::block_scale_value(GG_BLOCK_MX32, code)
+                                : 0.0f;
+        slot[e < kBlockN ? j * kBlockN + e : kBlocks * kBlockN + j * kBlockM + (e - kBlockN)] =
+            value;
+      }
+    }
+  }
+};
+
+// Block j's scales from an MX step's slot (MxScaleWriter) for this consumer
+// thread: its rows r and r + 8 of the block from `first_row` of the tile,
+// and the tile's columns from `first_col` (its first column's offset in
+// the tile).
+template <int kBlockM, int kBlockN>
+__device__ __forceinline__ TokenStepScales mx_block_scales(const float* slot, int j, int first_row,
+                                                           int first_col, int thread) {
+  constexpr int kBlocks = kSm90MxBlocksPerStep;
+  TokenStepScales s;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    s.row[half] = slot[kBlocks * kBlockN + j * kBlockM + first_row + (thread / 32) * 16 +
+                       (thread % 32) / 4 + 8 * half];
+  }
+  s.cols = slot + j * kBlockN + first_col;
+  return s;
+}
+
 // 128-byte chunks a box of the staging buffer (epilogue.cuh's StagingLayout).
 template <bool kSparseK>
 constexpr int kStagingChunks = kSparseK ? 2 : 1;
@@ -579,8 +679,16 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   constexpr bool kDecodedTokens = kLayout == Sm90Decode::kTokens;
   constexpr bool kTokenBlocks = kLayout == Sm90Decode::kFp8Tokens;
   constexpr bool kTokenSteps = kDecodedTokens || kTokenBlocks;
-  constexpr bool kDecodeA = Types::kDecode == Sm90Decode::kBoth || kDecodedTokens;
-  constexpr bool kDecodeB = Types::kDecode != Sm90Decode::kNone;
+  constexpr bool kDecodeA = kLayout == Sm90Decode::kBoth || kDecodedTokens;
+  constexpr bool kDecodeB = kDecodeA || kLayout == Sm90Decode::kRhs;
+  // kMxBlocks: fp8 with MX32 blocks along K (ragged-M), each 32-deep wgmma
+  // promoted times both operands' block scales, which the producer
+  // warpgroup's other warps write into each stage (MxScaleWriter).
+  constexpr bool kMxBlocks = Types::kMxBlocks;
+  // Registers a thread of each role (setmaxnreg), of the 168 x 384 the launch
+  // gives the CTA: 40 x 128 + 232 x 256, or with MX blocks 48 x 128 + 224 x 256.
+  constexpr int kProducerRegisters = kMxBlocks ? 48 : 40;
+  constexpr int kConsumerRegisters = kMxBlocks ? 224 : 232;
   constexpr bool kRawA = kDecodeA || kTokenBlocks;
   constexpr bool kRawB = kDecodeB || kTokenBlocks;
   static_assert(!kDecodeB || ((kOp == GG_OP_RAGGED_M) != kDecodedTokens && kAKMajor &&
@@ -593,6 +701,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
                                   Cfg::kScaleBytes >= (Cfg::kBlockM + Cfg::kBlockN) * 4 &&
                                   Cfg::kBlockM + Cfg::kBlockN <= kConsumerThreads),
                 "fp8 token blocks: K-major 128 x 128 tiles of whole k-steps");
+  static_assert(!kMxBlocks || (kOp == GG_OP_RAGGED_M && kAKMajor && kBKMajor && kCluster == 1 &&
+                               !kSparseK && kShape == Sm90Tile::k128x128 &&
+                               Cfg::kScaleBytes == kSm90MxBlocksPerStep *
+                                                       (Cfg::kBlockM + Cfg::kBlockN) * 4),
+                "fp8 MX blocks: ragged-M, K-major, 128 x 128 tiles");
   // Contraction elements of a k-step and of one wgmma (a 32-byte slice).
   constexpr int kBlockK = kStepK<T>;
   constexpr int kSliceK = kBlockK / 4;
@@ -624,7 +737,9 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      cuda::ptx::mbarrier_init(&full[s], 1);
+      // The TMA thread's arrival, and with MX blocks each scale writer's.
+      constexpr int kScaleWriters = kMxBlocks ? MxScaleWriter<kBlockM, kBlockN>::kThreads : 0;
+      cuda::ptx::mbarrier_init(&full[s], 1 + kScaleWriters);
       // One arrival per consumer warp of every CTA that reads the stage's B.
       cuda::ptx::mbarrier_init(&empty[s], kCluster * kConsumerThreads / 32);
     }
@@ -654,7 +769,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   const int unit_stride = static_cast<int>(gridDim.x) / kCluster;
 
   if (threadIdx.x < 128) {
-    release_registers<40>();
+    release_registers<kProducerRegisters>();
     if (threadIdx.x == 0) {
       // Bytes of a row's codes in a k-step, for each operand in the raw
       // area (a decoded one's, or fp8 along tokens: the step's 128), and
@@ -744,9 +859,32 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       // Work after this launch on the stream waits for it alone, so it does
       // not end before the map writer it may not have waited for.
       wait_for_map_writer();
+    } else if constexpr (kMxBlocks) {
+      if (threadIdx.x >= 32) {  // the scale writers, in step with the TMA thread's stages
+        const int writer = static_cast<int>(threadIdx.x) - 32;
+        MxScaleWriter<kBlockM, kBlockN> scales;
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
+          const Tile t = tiles.at(unit);
+          scales.begin_tile(p, t, writer);
+          for (int ks = 0; ks < t.k_steps; ++ks) {
+            scales.load(p.lhs_quant, ks);
+            wait_barrier(&empty[stage], phase ^ 1);
+            scales.store(reinterpret_cast<float*>(smem + size_t(stage) * Cfg::kStageBytes +
+                                                  Cfg::kScaleOffset),
+                         writer);
+            cuda::ptx::mbarrier_arrive(&full[stage]);
+            if (++stage == Cfg::kStages) {
+              stage = 0;
+              phase ^= 1;
+            }
+          }
+        }
+      }
     }
   } else {
-    claim_registers<232>();
+    claim_registers<kConsumerRegisters>();
     const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;  // which 64 rows of the tile
     const int thread = static_cast<int>(threadIdx.x) % 128;
     // A warp is done with a stage: its arrival on the stage's empty barrier
@@ -793,16 +931,18 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       // The consumer's first row of the tile and first output column.
       const int first_row = kSplit ? 0 : consumer * 64;
       const int first_col = t.b_mn + (kSplit ? consumer * kConsumerN : 0);
-      // Block-scaled fp8: a k-step's wgmmas into `partial`, promoted after them.
-      [[maybe_unused]] const auto block_step_wgmmas =
-          [&](float (&partial)[kConsumerN / 2], uint64_t desc_a, uint64_t desc_b)
-              __attribute__((always_inline)) {
+      // Block-scaled fp8: the wgmmas of one block into `partial`, promoted
+      // after them: a k-step's 32-byte slices from `first`, `slices` of them
+      // (a whole step of 1 x 128 blocks, one slice of an MX block).
+      [[maybe_unused]] const auto block_wgmmas =
+          [&](float (&partial)[kConsumerN / 2], uint64_t desc_a, uint64_t desc_b, int first,
+              int slices) __attribute__((always_inline)) {
                 fence_accumulators(partial);
                 wgmma_fence();
 #pragma unroll
-                for (int k16 = 0; k16 < kBlockK / kSliceK; ++k16) {
+                for (int k16 = first; k16 < first + slices; ++k16) {
                   wgmma<kConsumerN, T, 0, 0>(partial, advance_k16<true>(desc_a, k16),
-                                             advance_k16<true>(desc_b, k16), k16 > 0, 1);
+                                             advance_k16<true>(desc_b, k16), k16 > first, 1);
                 }
                 wgmma_commit();
               };
@@ -893,7 +1033,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           uint8_t* base = smem + size_t(stage) * Cfg::kStageBytes;
           const uint64_t desc_a = operand_desc<true>(base + first_row * 128);
           const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
-          block_step_wgmmas(partial, desc_a, desc_b);
+          block_wgmmas(partial, desc_a, desc_b, 0, kBlockK / kSliceK);
           const int next_stage = stage + 1 == Cfg::kStages ? 0 : stage + 1;
           const uint32_t next_phase = next_stage == 0 ? phase ^ 1 : phase;
           if (ks + 1 < t.k_steps) move_step(ks + 1, next_stage, next_phase);
@@ -915,7 +1055,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         // the promoted accumulators, zeroed.
         [[maybe_unused]] StepScaleFeed<kConsumerN> step_scales;
         if constexpr (Types::kBlockScaled) {
-          step_scales.begin_tile(p, t, first_row, first_col, thread);
+          if constexpr (!kMxBlocks) step_scales.begin_tile(p, t, first_row, first_col, thread);
 #pragma unroll
           for (int i = 0; i < kConsumerN / 2; ++i) acc[i] = 0.0f;
         }
@@ -972,7 +1112,28 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
               operand_desc<kAKMajor>(a_stage + a_part * (kAKMajor ? 64 * 128 : kBoxBytes));
           const uint64_t desc_b = operand_desc<kBKMajor>(
               b_stage + b_part * (kBKMajor ? kConsumerN * 128 : kConsumerN / 64 * kBoxBytes));
-          if constexpr (Types::kBlockScaled) {
+          if constexpr (kMxBlocks) {
+            // Four 32-deep blocks of both operands' MX scales: each block's
+            // wgmma goes to `partial`, promoted times the scales of its rows
+            // and columns from the stage's slot (MxScaleWriter) once done;
+            // the other consumer's wgmmas keep the tensor cores busy
+            // meanwhile. The stage, slot included, is released after the last.
+            float (&partial)[kConsumerN / 2] =
+                *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
+            const float* slot = reinterpret_cast<const float*>(a_stage + Cfg::kScaleOffset);
+            // Not unrolled: each block's scales load after its wgmma, not
+            // all of the step's at once beside the two sets of accumulators.
+#pragma unroll 1
+            for (int j = 0; j < kSm90MxBlocksPerStep; ++j) {
+              block_wgmmas(partial, desc_a, desc_b, j, 1);
+              wgmma_wait<0>();
+              fence_accumulators(partial);
+              promote(acc, partial,
+                      mx_block_scales<kBlockM, kBlockN>(slot, j, first_row, first_col - t.b_mn,
+                                                        thread));
+            }
+            release(stage);
+          } else if constexpr (Types::kBlockScaled) {
             // The step is one 128-deep block of both operands' scales: its
             // products go to `partial`, and are promoted into the accumulators
             // times the block's scales once the step's wgmmas are done (the
@@ -981,7 +1142,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             float (&partial)[kConsumerN / 2] =
                 *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
             const StepScales scales = step_scales.next;
-            block_step_wgmmas(partial, desc_a, desc_b);
+            block_wgmmas(partial, desc_a, desc_b, 0, kBlockK / kSliceK);
             if (ks + 1 < t.k_steps) step_scales.load(ks + 1);
             wgmma_wait<0>();
             fence_accumulators(partial);
@@ -1122,8 +1283,8 @@ struct Instance {
 // Ragged-M lhs is always K-major ([M, K]); ragged-K outputs take 128-row
 // tiles only, the sparse-K mode both widths, cluster pairs the wide one.
 // Block-scaled fp8 and decoded operands are ragged-M on 128 x 128 and
-// 64 x 256 tiles only, but for blocks along the tokens (fp8 1 x 128, or
-// decoded): ragged-K on 128 x 128 tiles.
+// 64 x 256 tiles only (fp8 MX blocks on 128 x 128 alone), but for blocks
+// along the tokens (fp8 1 x 128, or decoded): ragged-K on 128 x 128 tiles.
 template <typename T, bool kAKMajor, bool kBKMajor>
 gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_count,
                           cudaStream_t stream) {
@@ -1131,7 +1292,13 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
   // accumulators) and decoded operands (their raw codes' shared memory).
   constexpr bool kNarrowOnly =
       OperandTypes<T>::kBlockScaled || OperandTypes<T>::kDecode != Sm90Decode::kNone;
-  if constexpr (OperandTypes<T>::kDecode == Sm90Decode::kTokens) {  // ragged-K only
+  if constexpr (OperandTypes<T>::kMxBlocks) {  // ragged-M, 128 x 128 only
+    if (which.op != GG_OP_RAGGED_M || which.tile != Sm90Tile::k128x128 || !kAKMajor) {
+      return GG_STATUS_INTERNAL_ERROR;
+    }
+    return launch<GG_OP_RAGGED_M, false, Sm90Tile::k128x128, 1, T, true, kBKMajor>(
+        p, groups, sm_count, stream);
+  } else if constexpr (OperandTypes<T>::kDecode == Sm90Decode::kTokens) {  // ragged-K only
     if (which.op != GG_OP_RAGGED_K || which.tile != Sm90Tile::k128x128 || which.sparse_k ||
         which.cluster != 1) {
       return GG_STATUS_INTERNAL_ERROR;
@@ -1159,7 +1326,8 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
     return GG_STATUS_INTERNAL_ERROR;
   }
   if constexpr (kNarrowOnly) {  // ragged-K: fp8 1 x 128 blocks along the tokens
-    if constexpr (OperandTypes<T>::kBlockScaled && kAKMajor && kBKMajor) {
+    if constexpr (OperandTypes<T>::kBlockScaled && !OperandTypes<T>::kMxBlocks && kAKMajor &&
+                  kBKMajor) {
       if (which.tile == Sm90Tile::k128x128 && !which.sparse_k && which.cluster == 1) {
         return launch<GG_OP_RAGGED_K, false, Sm90Tile::k128x128, 1, T, true, true>(
             p, groups, sm_count, stream);
@@ -1188,11 +1356,14 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
 }
 
 // The instances of each element family, compiled in a file of their own
-// (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu, sm90_gemm_decoded.cu).
+// (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu, sm90_gemm_fp8_mx.cu,
+// sm90_gemm_decoded.cu).
 gg_status launch_16bit(Params& p, const Instance& which, bool bf16, int groups, int sm_count,
                        cudaStream_t stream);
 gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs,
-                     bool block_scaled, int groups, int sm_count, cudaStream_t stream);
+                     Fp8Blocks blocks, int groups, int sm_count, cudaStream_t stream);
+gg_status launch_fp8_mx(Params& p, const Instance& which, gg_dtype lhs, int groups, int sm_count,
+                        cudaStream_t stream);
 gg_status launch_decoded(Params& p, const Instance& which, Sm90Decode decode, int groups,
                          int sm_count, cudaStream_t stream);
 

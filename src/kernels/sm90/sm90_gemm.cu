@@ -9,8 +9,10 @@
 // NV blocks and quantized weights with bf16 activations, ragged-M with
 // weights [G, N, K] (stacked or per expert), and MX and NV blocks ragged-K
 // along the tokens of columnwise copies [P, M] and [Q, M], decoded into
-// bf16 tiles (decode_stage.cuh). Quantized kernels answer
-// users once verified (kernels/verified_kernels.h).
+// bf16 tiles (decode_stage.cuh); mxfp8 x mxfp8 ragged-M with e4m3 weights
+// [G, N, K] on fp8 wgmma, its MX scales promoted every 32-deep block
+// (sm90_gemm_fp8_mx.cu). Quantized kernels answer users once verified
+// (kernels/verified_kernels.h).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -130,29 +132,6 @@ gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUten
                    cudaGetErrorString(error));
 }
 
-// Whether `d` takes the decoding instances (sm90_gemm_decoded.cu):
-// quantized weights with a bf16 lhs, or operands with MX or NV blocks. The
-// fp8 wgmma instances take fp8 x fp8 with fp32 scales or 1x128 / 128x128
-// blocks.
-bool decodes(const gg_gemm_desc& d) {
-  if (!portable::is_quantized(d.rhs.dtype)) return false;
-  if (d.lhs.dtype == GG_DTYPE_BF16) return true;
-  const auto mx_or_nv = [](const gg_tensor& t) {
-    return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NV16;
-  };
-  return portable::is_quantized(d.lhs.dtype) && (mx_or_nv(d.lhs) || mx_or_nv(d.rhs) ||
-                                                 d.lhs.dtype == GG_DTYPE_E2M1 ||
-                                                 d.rhs.dtype == GG_DTYPE_E2M1);
-}
-
-// How the instance's stages hold the operands (plan.h's Sm90Decode).
-Sm90Decode decode_of(const gg_gemm_desc& d) {
-  if (d.op == GG_OP_RAGGED_K && block_scaled(d)) return Sm90Decode::kFp8Tokens;
-  if (!decodes(d)) return Sm90Decode::kNone;
-  if (d.op == GG_OP_RAGGED_K) return Sm90Decode::kTokens;
-  return d.lhs.dtype == GG_DTYPE_BF16 ? Sm90Decode::kRhs : Sm90Decode::kBoth;
-}
-
 // Whether TMA reads the quantized `t` of `rank` dimensions: its data and
 // every stride but the innermost a multiple of 16 bytes. Of a pointer array
 // (per-expert matrices) only the row stride: its data is the array, and each
@@ -167,6 +146,45 @@ bool codes_aligned(const gg_tensor& t, int rank) {
   return ok;
 }
 
+// The name under which the mxfp8 instances answer users (verified_kernels.h).
+constexpr char kMxFp8Kernels[] = "the sm90 fp8 kernels for mxfp8";
+
+// Whether `d` runs on the fp8 wgmma instances with MX blocks
+// (sm90_gemm_fp8_mx.cu): mxfp8 x mxfp8 ragged-M, an e4m3 or e5m2 lhs times
+// e4m3 weights [G, N, K] (K-major, stacked or per expert), 16-byte aligned
+// rows; once their GPU tests have passed on a device (verified_kernels.h).
+// Until then the decoding instances, verified, take these products.
+bool mx_on_fp8_wgmma(const gg_gemm_desc& d) {
+  return d.op == GG_OP_RAGGED_M && api::is_fp8(d.lhs.dtype) && d.rhs.dtype == GG_DTYPE_E4M3 &&
+         d.lhs.block_scaling == GG_BLOCK_MX32 && d.rhs.block_scaling == GG_BLOCK_MX32 &&
+         d.rhs_layout == GG_LAYOUT_T && codes_aligned(d.lhs, 2) && codes_aligned(d.rhs, 3) &&
+         unverified_kernel_refusal(kMxFp8Kernels).empty();
+}
+
+// Whether `d` takes the decoding instances (sm90_gemm_decoded.cu):
+// quantized weights with a bf16 lhs, or operands with MX or NV blocks. The
+// fp8 wgmma instances take fp8 x fp8 with fp32 scales or 1x128 / 128x128
+// blocks, and the mxfp8 products of mx_on_fp8_wgmma.
+bool decodes(const gg_gemm_desc& d) {
+  if (!portable::is_quantized(d.rhs.dtype) || mx_on_fp8_wgmma(d)) return false;
+  if (d.lhs.dtype == GG_DTYPE_BF16) return true;
+  const auto mx_or_nv = [](const gg_tensor& t) {
+    return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NV16;
+  };
+  return portable::is_quantized(d.lhs.dtype) && (mx_or_nv(d.lhs) || mx_or_nv(d.rhs) ||
+                                                 d.lhs.dtype == GG_DTYPE_E2M1 ||
+                                                 d.rhs.dtype == GG_DTYPE_E2M1);
+}
+
+// How the instance's stages hold the operands (plan.h's Sm90Decode).
+Sm90Decode decode_of(const gg_gemm_desc& d) {
+  if (d.op == GG_OP_RAGGED_K && block_scaled(d)) return Sm90Decode::kFp8Tokens;
+  if (mx_on_fp8_wgmma(d)) return Sm90Decode::kFp8Mx;
+  if (!decodes(d)) return Sm90Decode::kNone;
+  if (d.op == GG_OP_RAGGED_K) return Sm90Decode::kTokens;
+  return d.lhs.dtype == GG_DTYPE_BF16 ? Sm90Decode::kRhs : Sm90Decode::kBoth;
+}
+
 // Launches the plan's instance for the element types of `d`.
 gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan, bool a_kmajor,
                          bool b_kmajor, int sm_count, cudaStream_t stream) {
@@ -175,8 +193,10 @@ gg_status launch_planned(Params& p, const gg_gemm_desc& d, const Sm90Plan& plan,
     return launch_decoded(p, which, decode_of(d), d.num_groups, sm_count, stream);
   }
   if (api::is_fp8(d.lhs.dtype)) {
-    return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, block_scaled(d), d.num_groups,
-                      sm_count, stream);
+    const Fp8Blocks blocks = mx_on_fp8_wgmma(d) ? Fp8Blocks::kMx32
+                             : block_scaled(d)  ? Fp8Blocks::k128
+                                                : Fp8Blocks::kNone;
+    return launch_fp8(p, which, d.lhs.dtype, d.rhs.dtype, blocks, d.num_groups, sm_count, stream);
   }
   return launch_16bit(p, which, d.lhs.dtype == GG_DTYPE_BF16, d.num_groups, sm_count, stream);
 }
@@ -316,7 +336,9 @@ namespace gg {
 
 bool sm90_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   const bool sixteen_bit = d.lhs.dtype == GG_DTYPE_BF16 || d.lhs.dtype == GG_DTYPE_FP16;
-  if (sm90::decodes(d)) {
+  if (sm90::mx_on_fp8_wgmma(d)) {
+    // It holds every condition of the mxfp8 instances.
+  } else if (sm90::decodes(d)) {
     const std::string refusal = sm90::decoded_refusal(d);
     if (!refusal.empty()) {
       *why_not = "sm90 path: " + refusal;

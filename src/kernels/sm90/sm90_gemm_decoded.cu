@@ -24,7 +24,8 @@ gg_status launch_decoded(Params& p, const Instance& which, Sm90Decode decode, in
       return launch_instance<DecodedOperands<Sm90Decode::kTokens>, true, true>(p, which, groups,
                                                                                sm_count, stream);
     case Sm90Decode::kNone:
-    case Sm90Decode::kFp8Tokens:  // the fp8 instances' (sm90_gemm_fp8.cu)
+    case Sm90Decode::kFp8Tokens:  // the fp8 instances' (sm90_gemm_fp8.cu, sm90_gemm_fp8_mx.cu)
+    case Sm90Decode::kFp8Mx:
       break;
   }
   return GG_STATUS_INTERNAL_ERROR;

@@ -67,10 +67,16 @@ namespace gg::sm90 {
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB), "r"(issue))
 
+// How an fp8 instance's products are scaled along K: by fp32 tensor, group
+// or rowwise scales alone, applied in the epilogue (kNone); by fp32 scales
+// per 1 x 128 / 128 x 128 block, which change every k-step (k128); or by
+// e8m0 scales per 32 elements of both operands (kMx32, MXFP8), which change
+// every 32-deep wgmma.
+enum class Fp8Blocks { kNone, k128, kMx32 };
+
 // The operand element types of an instance: a 16-bit type T for both, or
-// Fp8Operands<A, B> (__nv_fp8_e4m3 / __nv_fp8_e5m2 each); kBlockScaled:
-// with fp32 scales per 1 x 128 / 128 x 128 block, which change every k-step.
-template <typename A, typename B, bool kBlockScaled>
+// Fp8Operands<A, B, kBlocks> (__nv_fp8_e4m3 / __nv_fp8_e5m2 each).
+template <typename A, typename B, Fp8Blocks kBlocks>
 struct Fp8Operands {};
 
 // Quantized operands that the kernel decodes into bf16 tiles
@@ -82,7 +88,10 @@ struct DecodedOperands {};
 
 // kBf16: the wgmma reads bf16 (else fp16 or fp8); kScaled: the operands'
 // fp32 tensor, group or rowwise scales multiply the accumulators before
-// the epilogue; kDecode: which operands are decoded.
+// the epilogue; kBlockScaled: block scales along K, each block's products
+// promoted into the accumulators times its scales; kMxBlocks: those blocks
+// are MX32 ones; kDecode: the stage's layout (which operands are decoded;
+// kFp8Mx for MX blocks on fp8 wgmma).
 template <typename T>
 struct OperandTypes {
   static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "16-bit types");
@@ -90,17 +99,19 @@ struct OperandTypes {
   static constexpr bool kFp8 = false;
   static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
   static constexpr bool kBlockScaled = false;
+  static constexpr bool kMxBlocks = false;
   static constexpr bool kScaled = false;
   static constexpr Sm90Decode kDecode = Sm90Decode::kNone;
 };
-template <typename A, typename B, bool kBlocks>
+template <typename A, typename B, Fp8Blocks kBlocks>
 struct OperandTypes<Fp8Operands<A, B, kBlocks>> {
   static constexpr int kBytes = 1;
   static constexpr bool kFp8 = true;
   static constexpr bool kBf16 = false;
-  static constexpr bool kBlockScaled = kBlocks;
+  static constexpr bool kBlockScaled = kBlocks != Fp8Blocks::kNone;
+  static constexpr bool kMxBlocks = kBlocks == Fp8Blocks::kMx32;
   static constexpr bool kScaled = true;
-  static constexpr Sm90Decode kDecode = Sm90Decode::kNone;
+  static constexpr Sm90Decode kDecode = kMxBlocks ? Sm90Decode::kFp8Mx : Sm90Decode::kNone;
   static constexpr bool kAE4m3 = std::is_same_v<A, __nv_fp8_e4m3>;
   static constexpr bool kBE4m3 = std::is_same_v<B, __nv_fp8_e4m3>;
 };
@@ -110,6 +121,7 @@ struct OperandTypes<DecodedOperands<kWhich>> {
   static constexpr bool kFp8 = false;
   static constexpr bool kBf16 = true;
   static constexpr bool kBlockScaled = false;
+  static constexpr bool kMxBlocks = false;
   static constexpr bool kScaled = true;
   static constexpr Sm90Decode kDecode = kWhich;
 };
