@@ -75,6 +75,10 @@ const std::vector<Shape> kShapes = {
       {"all_empty", {0, 0, 0, 0}},
       {"tile_minus_1_plus_1", {63, 0, 65, 255}}}},
     {"64x256", 64, 128, 272, {{"decode", {1, 0, 17, 33}}, {"one_hot", {0, 0, 64, 0}}}},
+    // K 2080: 16 whole k-steps and one of a single 32-deep block, enough
+    // steps for a CTA's ring of stages (and the MX scale writers' phases)
+    // to wrap; N 160: a partial second n-tile.
+    {"deep", 300, 2080, 160, {{"deep", {0, 150, 1, 129}}}},
 };
 
 // The weight gradient's pairs: one block size on both operands.
