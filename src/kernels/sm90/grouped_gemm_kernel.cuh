@@ -563,9 +563,8 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
 // later (its steps run on across the CTA's tiles) waits for that step's
 // stage to be empty, stores their values and arrives on the stage's full
 // barrier, which counts these arrivals beside the TMA bytes. The codes come
-// from L2 or memory, a microsecond or more away under load: loaded one
-// step before their store, they had held each step to that latency (the
-// kernel ran at 0.36-0.93x bf16, on an H100). The consumers then only read
+// from L2 or memory, a microsecond or more away under load, so their loads
+// run three steps ahead of the stages they fill. The consumers then only read
 // a float a row and a pair of floats a column pair at each promotion
 // (loaded by every consumer thread from global memory, the 32 column
 // scales of its accumulators a block would cost 32 loads and their
@@ -1153,19 +1152,25 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             // and columns from the stage's slot (MxScaleWriter) once done;
             // the other consumer's wgmmas keep the tensor cores busy
             // meanwhile. The stage, slot included, is released after the last.
+            // Rows past the tile's are never stored: a consumer with none of
+            // them (a group of at most 64 rows) skips the step's wgmmas and
+            // promotions, which set these kernels' pace. (Skipping the
+            // promotions of each warp without rows spilled a register.)
             float (&partial)[kConsumerN / 2] =
                 *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
             const float* slot = reinterpret_cast<const float*>(a_stage + Cfg::kScaleOffset);
-            // Not unrolled: each block's scales load after its wgmma, not
-            // all of the step's at once beside the two sets of accumulators.
+            if (first_row < t.rows) {
+              // Not unrolled: each block's scales load after its wgmma, not
+              // all of the step's at once beside the two sets of accumulators.
 #pragma unroll 1
-            for (int j = 0; j < kSm90MxBlocksPerStep; ++j) {
-              block_wgmmas(partial, desc_a, desc_b, j, 1);
-              wgmma_wait<0>();
-              fence_accumulators(partial);
-              promote(acc, partial,
-                      mx_block_scales<kBlockM, kBlockN>(slot, j, first_row, first_col - t.b_mn,
-                                                        thread));
+              for (int j = 0; j < kSm90MxBlocksPerStep; ++j) {
+                block_wgmmas(partial, desc_a, desc_b, j, 1);
+                wgmma_wait<0>();
+                fence_accumulators(partial);
+                promote(acc, partial,
+                        mx_block_scales<kBlockM, kBlockN>(slot, j, first_row,
+                                                          first_col - t.b_mn, thread));
+              }
             }
             release(stage);
           } else if constexpr (Types::kBlockScaled) {
