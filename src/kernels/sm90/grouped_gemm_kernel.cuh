@@ -73,7 +73,7 @@
 // Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
 // per consumer), the mbarriers, the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232; with MX blocks
-// 56 and 224, the producer warpgroup's other warps writing the scales.
+// 48 and 224, the producer warpgroup's other warps writing the scales.
 #include <cuda.h>
 #include <cuda/ptx>
 #pragma once
@@ -557,36 +557,26 @@ __device__ __forceinline__ void promote(float (&acc)[kN], const float (&partial)
 // The MX32 scales of an fp8 tile's k-steps (ragged-M, both operands' e8m0
 // blocks along K, kSm90MxBlocksPerStep a step; step_scales.h), as fp32 in
 // the stage's slot: [4][BN] for the tile's columns, then [4][BM] for its
-// rows, 0 past the tile's rows and the output's columns. Written by the
-// producer warpgroup's threads 32-127, which the TMA thread leaves idle:
-// each loads the codes of its rows or columns of a step, and kAhead steps
-// later (its steps run on across the CTA's tiles) waits for that step's
-// stage to be empty, stores their values and arrives on the stage's full
-// barrier, which counts these arrivals beside the TMA bytes. The codes come
-// from L2 or memory, a microsecond or more away under load, so their loads
-// run three steps ahead of the stages they fill. The consumers then only read
-// a float a row and a pair of floats a column pair at each promotion
-// (loaded by every consumer thread from global memory, the 32 column
-// scales of its accumulators a block would cost 32 loads and their
-// conversions). A block past K reads no code: its products are TMA's zeros,
-// and its scale stays 2^-127 (code 0), finite.
+// rows, 0 past the tile's rows, the output's columns and K's last block.
+// Written by the producer warpgroup's threads 32-127, which the TMA thread
+// leaves idle: each loads the codes of its rows or columns for a step,
+// waits for the stage to be empty, stores their values and arrives on the
+// stage's full barrier, which counts these arrivals beside the TMA bytes.
+// The codes load before the wait, so their L2 latency passes while the
+// ring is full, and the consumers only read a float a row and a pair of
+// floats a column pair at each promotion (loaded by every consumer thread
+// from global memory, the 32 column scales of its accumulators a block
+// would cost 32 loads and their conversions).
 template <int kBlockM, int kBlockN>
 struct MxScaleWriter {
   static constexpr int kThreads = 96;
   static constexpr int kBlocks = kSm90MxBlocksPerStep;
   static constexpr int kEntries = kBlockN + kBlockM;  // the tile's columns, then its rows
   static constexpr int kPerThread = (kEntries + kThreads - 1) / kThreads;
-  static constexpr int kAhead = 3;  // steps whose codes are loaded before the first store
-  static constexpr uint32_t kStep = 1u << 31;  // StepCodes::present: a step, not the end
   static_assert(kBlocks == 4, "a step's codes of an entry are one 32-bit word");
-
-  // One step's codes of this thread's entries, block j in byte j.
-  struct StepCodes {
-    uint32_t word[kPerThread];
-    uint32_t present;  // bit n: entry n lies inside the tile; kStep: a step at all
-  };
-
-  const uint8_t* rows[kPerThread];  // the loads' tile: each entry's scale row, null past it
+  const uint8_t* rows[kPerThread];  // each entry's scale row; null past the tile
+  uint32_t codes[kPerThread];       // the step's codes of each entry, block j in byte j
+  uint32_t present = 0;             // bit n * kBlocks + j: entry n's block j exists
 
   __device__ __forceinline__ void begin_tile(const Params& p, const Tile& t, int thread) {
 #pragma unroll
@@ -605,35 +595,34 @@ struct MxScaleWriter {
     }
   }
 
-  // This thread's codes of k-step ks of the tile (`q`: either operand's,
-  // whose scale rows have one length, ceil(K / 32)).
-  __device__ __forceinline__ StepCodes load(const portable::QuantOperand& q, int ks) const {
-    StepCodes codes;
-    codes.present = kStep;
+  // Loads this thread's codes of k-step ks (`q`: either operand's, whose
+  // scale rows have one length, ceil(K / 32)).
+  __device__ __forceinline__ void load(const portable::QuantOperand& q, int ks) {
+    present = 0;
 #pragma unroll
     for (int n = 0; n < kPerThread; ++n) {
-      codes.word[n] = 0;
-      if (rows[n] == nullptr) continue;
-      codes.present |= 1u << n;
+      codes[n] = 0;
 #pragma unroll
       for (int j = 0; j < kBlocks; ++j) {
         const int64_t entry = mx_step_scale_entry(q, 0, ks, j);
-        if (entry >= 0) codes.word[n] |= uint32_t{__ldg(rows[n] + entry)} << (8 * j);
+        if (rows[n] != nullptr && entry >= 0) {
+          codes[n] |= uint32_t{__ldg(rows[n] + entry)} << (8 * j);
+          present |= 1u << (n * kBlocks + j);
+        }
       }
     }
-    return codes;
   }
 
-  // Stores a step's values into `slot`.
-  static __device__ __forceinline__ void store(const StepCodes& codes, float* slot, int thread) {
+  // Stores the loaded step's values into `slot`.
+  __device__ __forceinline__ void store(float* slot, int thread) const {
 #pragma unroll
     for (int n = 0; n < kPerThread; ++n) {
       const int e = thread + n * kThreads;
       if (e >= kEntries) break;
 #pragma unroll
       for (int j = 0; j < kBlocks; ++j) {
-        const uint8_t code = static_cast<uint8_t>(codes.word[n] >> (8 * j));
-        const float value = (codes.present >> n & 1u) != 0
+        const uint8_t code = static_cast<uint8_t>(codes[n] >> (8 * j));
+        const float value = (present >> (n * kBlocks + j) & 1u) != 0
                                 ? portable::block_scale_value(GG_BLOCK_MX32, code)
                                 : 0.0f;
         slot[e < kBlockN ? j * kBlockN + e : kBlocks * kBlockN + j * kBlockM + (e - kBlockN)] =
@@ -697,8 +686,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // warpgroup's other warps write into each stage (MxScaleWriter).
   constexpr bool kMxBlocks = Types::kMxBlocks;
   // Registers a thread of each role (setmaxnreg), of the 168 x 384 the launch
-  // gives the CTA: 40 x 128 + 232 x 256, or with MX blocks 56 x 128 + 224 x 256.
-  constexpr int kProducerRegisters = kMxBlocks ? 56 : 40;
+  // gives the CTA: 40 x 128 + 232 x 256, or with MX blocks 48 x 128 + 224 x 256.
+  constexpr int kProducerRegisters = kMxBlocks ? 48 : 40;
   constexpr int kConsumerRegisters = kMxBlocks ? 224 : 232;
   constexpr bool kRawA = kDecodeA || kTokenBlocks;
   constexpr bool kRawB = kDecodeB || kTokenBlocks;
@@ -872,47 +861,24 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       wait_for_map_writer();
     } else if constexpr (kMxBlocks) {
       if (threadIdx.x >= 32) {  // the scale writers, in step with the TMA thread's stages
-        using Writer = MxScaleWriter<kBlockM, kBlockN>;
-        using StepCodes = typename Writer::StepCodes;
-        const int writer_thread = static_cast<int>(threadIdx.x) - 32;
-        Writer writer;
-        // The loads' position: step ks of tile `unit` (of `steps`).
-        int unit = first_unit - unit_stride;
-        int ks = 0;
-        int steps = 0;
-        const auto next_codes = [&]() -> StepCodes {
-          while (ks == steps) {
-            unit += unit_stride;
-            if (unit >= tile_count) return StepCodes{{}, 0};
-            const Tile t = tiles.at(unit);
-            writer.begin_tile(p, t, writer_thread);
-            ks = 0;
-            steps = t.k_steps;
-          }
-          return writer.load(p.lhs_quant, ks++);
-        };
-        StepCodes ahead[Writer::kAhead];
-#pragma unroll
-        for (int i = 0; i < Writer::kAhead; ++i) ahead[i] = next_codes();
+        const int writer = static_cast<int>(threadIdx.x) - 32;
+        MxScaleWriter<kBlockM, kBlockN> scales;
         int stage = 0;
         uint32_t phase = 0;
-        bool more = true;
-        while (more) {
-#pragma unroll
-          for (int i = 0; i < Writer::kAhead; ++i) {
-            more = more && (ahead[i].present & Writer::kStep) != 0;
-            if (!more) break;
+        for (int unit = first_unit; unit < tile_count; unit += unit_stride) {
+          const Tile t = tiles.at(unit);
+          scales.begin_tile(p, t, writer);
+          for (int ks = 0; ks < t.k_steps; ++ks) {
+            scales.load(p.lhs_quant, ks);
             wait_barrier(&empty[stage], phase ^ 1);
-            Writer::store(ahead[i],
-                          reinterpret_cast<float*>(smem + size_t(stage) * Cfg::kStageBytes +
-                                                   Cfg::kScaleOffset),
-                          writer_thread);
+            scales.store(reinterpret_cast<float*>(smem + size_t(stage) * Cfg::kStageBytes +
+                                                  Cfg::kScaleOffset),
+                         writer);
             cuda::ptx::mbarrier_arrive(&full[stage]);
             if (++stage == Cfg::kStages) {
               stage = 0;
               phase ^= 1;
             }
-            ahead[i] = next_codes();
           }
         }
       }
