@@ -66,6 +66,13 @@ constexpr const char* kVerified[] = {
     // revision that moves the steps inside a group without selects and
     // feeds both operands' scales through the stage (TokenScaleFeed).
     "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients",
+    // The sm90 mxfp8 kernels (fp8 wgmma, each 32-deep block promoted times
+    // its MX scales; ragged-M, e4m3 or e5m2 x K-major e4m3 weights, stacked
+    // or per expert) passed tests/gpu/sm90_decoded_test.cpp, their
+    // compute-sanitizer runs (memcheck, racecheck, synccheck) and the torch
+    // CUDA tests of the mxfp8 products and recipe on an H100 80GB HBM3 on
+    // 2026-12-07.
+    "the sm90 fp8 kernels for mxfp8",
 };
 
 bool opted_in() {
