@@ -311,16 +311,18 @@ TEST(ScaleAddressing, RaggedMActivationsAndWeightsOfEveryLayout) {
   }
 }
 
-// The sm90 block-scaled fp8 kernel's k-step scales (kernels/sm90/
-// step_scales.h): 1x128 activations and 128x128 weights with K and N not
-// multiples of 128; every element of every group finds, at step depth/128,
-// the scale the reference multiplies it by.
-TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
+// Walks every element of every group of a ragged-M product's K-major
+// operands (lhs [M, K] in format `lhs_f`, weights [G, N, K] in `rhs_f`),
+// asserting that `kernel(q, is_lhs, group, row, depth)`, the address of
+// the scale the kernel reads for it, is the entry the reference multiplies
+// it by (entries of `entry_bytes`).
+template <typename KernelScale>
+void expect_ragged_m_step_scales(Format lhs_f, Format rhs_f, int64_t k, int64_t n,
+                                 int entry_bytes, KernelScale kernel) {
   const int32_t groups = static_cast<int32_t>(kSizes.size());
-  const int64_t k = 300, n = 200;
   const ref::GroupTable table = table_of(kSizes);
-  QuantTensor lhs({GG_DTYPE_E4M3, GG_BLOCK_1X128}, 1, kCapacity, k, 1, false, groups);
-  QuantTensor rhs({GG_DTYPE_E4M3, GG_BLOCK_128X128}, groups, n, k, 1, false, groups);
+  QuantTensor lhs(lhs_f, 1, kCapacity, k, 1, false, groups);
+  QuantTensor rhs(rhs_f, groups, n, k, 1, false, groups);
   const gg_gemm_desc d = ragged_m_desc(lhs, rhs, GG_LAYOUT_T, groups);
   const QuantOperand ql = quant_operand_of(d.lhs, true, d);
   const QuantOperand qr = quant_operand_of(d.rhs, true, d);
@@ -334,16 +336,11 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
       const ref::BlockScales scales = ref::block_scales_of(t, g, region, true, tokens, table);
       int64_t checked = 0;
       ref::for_each_block(region, scales, [&](const ref::Region& block, int64_t index) {
-        const uint8_t* expected = static_cast<const uint8_t*>(scales.base) + index * 4;
+        const uint8_t* expected = static_cast<const uint8_t*>(scales.base) + index * entry_bytes;
         for (int64_t r = block.row_begin; r < block.row_end; ++r) {
           for (int64_t c = block.col_begin; c < block.col_end; ++c) {
-            const int step = static_cast<int>(c / 128);
-            const uint8_t* kernel =
-                is_lhs ? static_cast<const uint8_t*>(ql.block_scales) +
-                             4 * sm90::lhs_step_scale_entry(ql, r, step)
-                       : group_scales(qr, g) + 4 * sm90::rhs_step_scale_entry(qr, r, step);
-            ASSERT_EQ(kernel, expected) << (is_lhs ? "lhs" : "rhs") << " group " << g << " row "
-                                        << r << " col " << c;
+            ASSERT_EQ(kernel(is_lhs ? ql : qr, is_lhs, g, r, c), expected)
+                << (is_lhs ? "lhs" : "rhs") << " group " << g << " row " << r << " col " << c;
             ++checked;
           }
         }
@@ -353,54 +350,46 @@ TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
   }
 }
 
-// The sm90 fp8 kernel's MX block scales (step_scales.h): mxfp8 activations
-// and K-major weights with K (336) not a multiple of the 128-deep k-step
-// nor of 32 past it; every element of every group finds, at block j = (depth
-// % 128) / 32 of step depth / 128, the scale the reference multiplies it
-// by, and the blocks past K's last (whose products the kernel computes
-// from TMA's zeros) have none.
-TEST(ScaleAddressing, Sm90MxBlocksOfRaggedMSteps) {
-  const int32_t groups = static_cast<int32_t>(kSizes.size());
-  const int64_t k = 336, n = 200;
-  const ref::GroupTable table = table_of(kSizes);
-  const Format f{GG_DTYPE_E4M3, GG_BLOCK_MX32};
-  QuantTensor lhs(f, 1, kCapacity, k, 1, false, groups);
-  QuantTensor rhs(f, groups, n, k, 1, false, groups);
-  const gg_gemm_desc d = ragged_m_desc(lhs, rhs, GG_LAYOUT_T, groups);
-  const QuantOperand ql = quant_operand_of(d.lhs, true, d);
-  const QuantOperand qr = quant_operand_of(d.rhs, true, d);
-  for (int32_t g = 0; g < groups; ++g) {
-    for (const bool is_lhs : {true, false}) {
-      const gg_tensor& t = is_lhs ? d.lhs : d.rhs;
-      const QuantOperand& q = is_lhs ? ql : qr;
-      const ref::TokenDim tokens = is_lhs ? ref::TokenDim::kRows : ref::TokenDim::kNone;
-      const ref::MatrixView m = ref::matrix_of(t, g);
-      const ref::Region region =
-          ref::group_region(m.rows, m.cols, tokens, table.groups[static_cast<size_t>(g)]);
-      const ref::BlockScales scales = ref::block_scales_of(t, g, region, true, tokens, table);
-      const uint8_t* base = is_lhs ? static_cast<const uint8_t*>(ql.block_scales)
-                                   : group_scales(qr, g);
-      int64_t checked = 0;
-      ref::for_each_block(region, scales, [&](const ref::Region& block, int64_t index) {
-        const uint8_t* expected = static_cast<const uint8_t*>(scales.base) + index;
-        for (int64_t r = block.row_begin; r < block.row_end; ++r) {
-          for (int64_t c = block.col_begin; c < block.col_end; ++c) {
-            const int step = static_cast<int>(c / 128);
-            const int j = static_cast<int>(c % 128 / 32);
-            const int64_t entry = sm90::mx_step_scale_entry(q, r, step, j);
-            ASSERT_GE(entry, 0) << "group " << g << " row " << r << " col " << c;
-            ASSERT_EQ(base + entry, expected) << (is_lhs ? "lhs" : "rhs") << " group " << g
-                                              << " row " << r << " col " << c;
-            ++checked;
-          }
-        }
+// The sm90 block-scaled fp8 kernel's k-step scales (kernels/sm90/
+// step_scales.h): 1x128 activations and 128x128 weights with K and N not
+// multiples of 128; every element of every group finds, at step depth/128,
+// the scale the reference multiplies it by.
+TEST(ScaleAddressing, Sm90BlockScaledStepsOfRaggedM) {
+  expect_ragged_m_step_scales(
+      {GG_DTYPE_E4M3, GG_BLOCK_1X128}, {GG_DTYPE_E4M3, GG_BLOCK_128X128}, 300, 200, 4,
+      [](const QuantOperand& q, bool is_lhs, int32_t g, int64_t r, int64_t c) {
+        const int step = static_cast<int>(c / 128);
+        return is_lhs ? static_cast<const uint8_t*>(q.block_scales) +
+                            4 * sm90::lhs_step_scale_entry(q, r, step)
+                      : group_scales(q, g) + 4 * sm90::rhs_step_scale_entry(q, r, step);
       });
-      EXPECT_EQ(checked, (region.row_end - region.row_begin) * (region.col_end - region.col_begin));
-      // K = 336: 11 blocks; step 2 holds blocks 8-10 and one past K.
-      EXPECT_EQ(sm90::mx_step_scale_entry(q, 0, 2, 2), 10);
-      EXPECT_EQ(sm90::mx_step_scale_entry(q, 0, 2, 3), -1);
-    }
-  }
+}
+
+// The sm90 fp8 kernel's MX block scales (step_scales.h): mxfp8 activations
+// and K-major weights with K (336) not a multiple of the 128-deep k-step;
+// every element of every group finds, at block j = (depth % 128) / 32 of
+// step depth / 128, the scale the reference multiplies it by, and the
+// blocks past K's last (whose products the kernel computes from TMA's
+// zeros) have none.
+TEST(ScaleAddressing, Sm90MxBlocksOfRaggedMSteps) {
+  const Format mx{GG_DTYPE_E4M3, GG_BLOCK_MX32};
+  expect_ragged_m_step_scales(
+      mx, mx, 336, 200, 1,
+      [](const QuantOperand& q, bool is_lhs, int32_t g, int64_t r, int64_t c) {
+        const int64_t entry = sm90::mx_step_scale_entry(q, r, static_cast<int>(c / 128),
+                                                        static_cast<int>(c % 128 / 32));
+        EXPECT_GE(entry, 0) << "row " << r << " col " << c;
+        const uint8_t* base =
+            is_lhs ? static_cast<const uint8_t*>(q.block_scales) : group_scales(q, g);
+        return base + entry;
+      });
+  // K = 336: 11 blocks; step 2 holds blocks 8-10 and one past K.
+  QuantTensor lhs(mx, 1, kCapacity, 336, 1, false, 1);
+  QuantTensor rhs(mx, 1, 200, 336, 1, false, 1);
+  const gg_gemm_desc d = ragged_m_desc(lhs, rhs, GG_LAYOUT_T, 1);
+  const QuantOperand q = quant_operand_of(d.lhs, true, d);
+  EXPECT_EQ(sm90::mx_step_scale_entry(q, 0, 2, 2), 10);
+  EXPECT_EQ(sm90::mx_step_scale_entry(q, 0, 2, 3), -1);
 }
 
 // The sm90 block-scaled fp8 weight gradient's k-step scales (step_scales.h):
