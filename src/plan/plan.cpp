@@ -75,8 +75,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   if (shape.n > 128 && decode == Sm90Decode::kFp8Mx) {
     // Its 64-row tile, whose consumers split the columns, spilled: the
     // promotions' two sets of accumulators and the scale writers leave no
-    // register to spare. A group of a few rows is bound by its weights'
-    // bytes in either tile.
+    // register to spare. (A 128-row tile of a group of at most 64 rows
+    // skips its second consumer's steps instead.)
     reason = "MX blocks: promoted accumulators leave room for 128 x 128 tiles";
   } else if (shape.n > 128) {
     const int64_t rows_per_group = shape.m / shape.groups;

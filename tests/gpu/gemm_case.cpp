@@ -524,16 +524,15 @@ void GemmCase::compare(const HostImage& got, const HostImage& want, Match match)
   const auto fp8 = [](const std::optional<QuantizeFormatSpec>& f) {
     return f && (f->dtype == GG_DTYPE_E4M3 || f->dtype == GG_DTYPE_E5M2);
   };
-  const auto mx = [](const std::optional<QuantizeFormatSpec>& f) {
-    return f->block == GG_BLOCK_MX32 || f->block == GG_BLOCK_NV16;
-  };
-  const bool mx_on_fp8_cores = spec_.op == GG_OP_RAGGED_M && spec_.rhs_layout == GG_LAYOUT_T &&
-                               fp8(spec_.lhs_format) && fp8(spec_.rhs_format) &&
-                               spec_.lhs_format->block == GG_BLOCK_MX32 &&
-                               spec_.rhs_format->block == GG_BLOCK_MX32 &&
+  const bool both_fp8 = fp8(spec_.lhs_format) && fp8(spec_.rhs_format);
+  const gg_block_scaling lhs_block = both_fp8 ? spec_.lhs_format->block : GG_BLOCK_NONE;
+  const gg_block_scaling rhs_block = both_fp8 ? spec_.rhs_format->block : GG_BLOCK_NONE;
+  const auto decoded = [](gg_block_scaling b) { return b == GG_BLOCK_MX32 || b == GG_BLOCK_NV16; };
+  const bool mx_on_fp8_wgmma = spec_.op == GG_OP_RAGGED_M && spec_.rhs_layout == GG_LAYOUT_T &&
+                               lhs_block == GG_BLOCK_MX32 && rhs_block == GG_BLOCK_MX32 &&
                                spec_.rhs_format->dtype == GG_DTYPE_E4M3;
-  const bool fp8_cores = fp8(spec_.lhs_format) && fp8(spec_.rhs_format) &&
-                         ((!mx(spec_.lhs_format) && !mx(spec_.rhs_format)) || mx_on_fp8_cores) &&
+  const bool fp8_cores = both_fp8 &&
+                         ((!decoded(lhs_block) && !decoded(rhs_block)) || mx_on_fp8_wgmma) &&
                          (path_ == GG_PATH_SM90 || path_ == GG_PATH_AUTO);
   OutputCheck check("out", spec_.out, match == Match::kExact,
                     fp8_cores ? Accumulation::kFp8TensorCores : Accumulation::kFp32);

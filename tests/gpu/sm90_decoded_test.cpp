@@ -17,10 +17,10 @@
 // (GemmCase); stacked and per-expert outputs. GG_PATH_AUTO takes the sm90
 // path for these; what it refuses is refused by name. The suite sets
 // GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the kernels
-// (kernels/verified_kernels.h). With it, the ragged-M mxfp8 pairs of e4m3
-// weights (e4m3 x e4m3, e5m2 x e4m3) run on the fp8 wgmma instances with
-// MX blocks (sm90_gemm_fp8_mx.cu) rather than the decode: these cases are
-// theirs, judged by the fp8 tensor cores' bound (output_check.h).
+// (kernels/verified_kernels.h). The ragged-M mxfp8 pairs of e4m3 weights
+// (e4m3 x e4m3, e5m2 x e4m3) run on the fp8 wgmma instances with MX blocks
+// (sm90_gemm_fp8_mx.cu), not the decode: these cases are theirs, judged by
+// the fp8 tensor cores' bound (output_check.h).
 #include <gtest/gtest.h>
 
 #include <optional>
