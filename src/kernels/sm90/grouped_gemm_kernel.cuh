@@ -982,8 +982,10 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             load_step_scales(0);
           } else {
             if constexpr (kDecodeA) {
+              // Only the group's rows: the others' products are never
+              // stored, so they are zeros, undecoded (most of a decode tile's).
               a_decoder.begin_tile(p.lhs_quant, portable::group_scales(p.lhs_quant, 0), t.a_mn,
-                                   p.rows_capacity, decoding_thread);
+                                   int64_t{t.a_mn} + t.rows, decoding_thread);
             }
             b_decoder.begin_tile(p.rhs_quant, portable::group_scales(p.rhs_quant, t.group),
                                  t.b_mn, p.out.cols, decoding_thread);
