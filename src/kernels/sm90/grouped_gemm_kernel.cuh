@@ -1363,6 +1363,20 @@ gg_status launch_instance(Params& p, const Instance& which, int groups, int sm_c
   }
 }
 
+// The fp8 instances of one block scaling: an e4m3 or e5m2 lhs times e4m3
+// (sm90_gemm_fp8.cu, sm90_gemm_fp8_mx.cu), both K-major.
+template <Fp8Blocks kBlocks>
+gg_status launch_fp8_pair(Params& p, const Instance& which, gg_dtype lhs, int groups,
+                          int sm_count, cudaStream_t stream) {
+  using E4m3 = __nv_fp8_e4m3;
+  using E5m2 = __nv_fp8_e5m2;
+  return lhs == GG_DTYPE_E4M3
+             ? launch_instance<Fp8Operands<E4m3, E4m3, kBlocks>, true, true>(p, which, groups,
+                                                                              sm_count, stream)
+             : launch_instance<Fp8Operands<E5m2, E4m3, kBlocks>, true, true>(p, which, groups,
+                                                                              sm_count, stream);
+}
+
 // The instances of each element family, compiled in a file of their own
 // (sm90_gemm_16bit.cu, sm90_gemm_fp8.cu, sm90_gemm_fp8_mx.cu,
 // sm90_gemm_decoded.cu).

@@ -11,30 +11,14 @@
 
 namespace gg::sm90 {
 
-namespace {
-
-template <Fp8Blocks kBlocks>
-gg_status launch_pair(Params& p, const Instance& which, gg_dtype lhs, int groups, int sm_count,
-                      cudaStream_t stream) {
-  using E4m3 = __nv_fp8_e4m3;
-  using E5m2 = __nv_fp8_e5m2;
-  return lhs == GG_DTYPE_E4M3
-             ? launch_instance<Fp8Operands<E4m3, E4m3, kBlocks>, true, true>(
-                   p, which, groups, sm_count, stream)
-             : launch_instance<Fp8Operands<E5m2, E4m3, kBlocks>, true, true>(
-                   p, which, groups, sm_count, stream);
-}
-
-}  // namespace
-
 gg_status launch_fp8(Params& p, const Instance& which, gg_dtype lhs, gg_dtype rhs,
                      Fp8Blocks blocks, int groups, int sm_count, cudaStream_t stream) {
   if (!which.a_kmajor || !which.b_kmajor || rhs != GG_DTYPE_E4M3) return GG_STATUS_INTERNAL_ERROR;
   switch (blocks) {
     case Fp8Blocks::kNone:
-      return launch_pair<Fp8Blocks::kNone>(p, which, lhs, groups, sm_count, stream);
+      return launch_fp8_pair<Fp8Blocks::kNone>(p, which, lhs, groups, sm_count, stream);
     case Fp8Blocks::k128:
-      return launch_pair<Fp8Blocks::k128>(p, which, lhs, groups, sm_count, stream);
+      return launch_fp8_pair<Fp8Blocks::k128>(p, which, lhs, groups, sm_count, stream);
     case Fp8Blocks::kMx32:  // sm90_gemm_fp8_mx.cu
       return launch_fp8_mx(p, which, lhs, groups, sm_count, stream);
   }
