@@ -8,8 +8,8 @@ optimizer step would leave them). Each is timed eager and captured in a
 CUDA graph, one recipe after the other in the same run on the same GPU:
 bf16 (no recipe) and every recipe of RECIPES. A recipe that a GPU kernel of this build does not take
 on this GPU is named, with the reason, and skipped. ms, and × the bf16
-step of the same launch. Uniform routing. Without a CUDA GPU a run says so
-and exits 0.
+step of the same launch. Uniform routing unless --routing says otherwise
+(presets.ROUTINGS). Without a CUDA GPU a run says so and exits 0.
 """
 
 from __future__ import annotations
@@ -35,14 +35,15 @@ except ModuleNotFoundError as error:
 RECIPES = ["fp8_tensor", "fp8_group", "fp8_rowwise", "fp8_blockwise", "mxfp8", "nvfp4"]
 
 
-def training_step(preset, rows: int, recipe: Optional[str]) -> Callable[[], tuple]:
+def training_step(preset, rows: int, recipe: Optional[str],
+                  routing: str = "uniform") -> Callable[[], tuple]:
     """One step of a fresh layer: forward, then dx and dw."""
     torch.manual_seed(0)
     layer = ggt.GroupedLinear(preset.experts, preset.k, preset.n, bias=False,
                               dtype=torch.bfloat16, device="cuda", recipe=recipe)
     x = torch.randn(rows, preset.k, dtype=torch.bfloat16, device="cuda").requires_grad_()
     dy = torch.randn(rows, preset.n, dtype=torch.bfloat16, device="cuda")
-    sizes = torch.tensor(presets.route("uniform", rows, preset.experts), dtype=torch.int32,
+    sizes = torch.tensor(presets.route(routing, rows, preset.experts), dtype=torch.int32,
                          device="cuda")
     return lambda: torch.autograd.grad(layer(x, sizes), (x, layer.weight), dy)
 
@@ -57,7 +58,7 @@ def measure(preset, tokens: int, args) -> Dict[str, float]:
         name = recipe or "bf16"
         steps: Dict[str, Callable] = {}
         try:
-            step = training_step(preset, rows, recipe)
+            step = training_step(preset, rows, recipe, args.routing)
             step()
             steps = {name: step, name + " graph": _graphed(step)}
             times.update(time_in_turn(steps, args.warmup, args.reps))
@@ -75,6 +76,7 @@ def parse_args(argv=None):
     parser.add_argument("--presets", default="qwen3-30b-a3b,deepseek-v3")
     parser.add_argument("--tokens", default=str(presets.PREFILL_TOKENS))
     parser.add_argument("--recipes", type=lambda text: text.split(","), default=RECIPES)
+    parser.add_argument("--routing", choices=presets.ROUTINGS, default="uniform")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--reps", type=int, default=10)
     return parser.parse_args(argv)
@@ -85,7 +87,7 @@ def main(argv=None) -> int:
     if isinstance(torch, _optional.Absent) or not torch.cuda.is_available():
         print("%s: no CUDA GPU (or no torch): nothing to time" % PROG)
         return 0
-    print("# %s" % torch.cuda.get_device_name())
+    print("# %s, %s routing" % (torch.cuda.get_device_name(), args.routing))
     print("%-16s %6s %-20s %9s %7s" % ("preset", "tokens", "recipe", "ms", "xbf16"))
     for name in args.presets.split(","):
         preset = presets.find(name)

@@ -51,3 +51,13 @@ def test_skewed_is_seeded():
 def test_unknown_routing():
     with pytest.raises(ValueError, match="unknown routing"):
         presets.route("hot", 10, 2)
+
+
+def test_recipe_bench_takes_each_routing():
+    from groupgemm import bench_recipes
+
+    for routing in presets.ROUTINGS:
+        assert bench_recipes.parse_args(["--routing", routing]).routing == routing
+    assert bench_recipes.parse_args([]).routing == "uniform"
+    with pytest.raises(SystemExit):
+        bench_recipes.parse_args(["--routing", "random"])
