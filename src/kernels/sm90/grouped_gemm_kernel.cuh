@@ -74,8 +74,6 @@
 // per consumer), the mbarriers, the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232; with MX blocks
 // 48 and 224, the producer warpgroup's other warps writing the scales.
-#include <cuda.h>
-#include <cuda/ptx>
 #pragma once
 
 #include <cuda.h>
