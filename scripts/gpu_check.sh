@@ -48,6 +48,8 @@ if [ "$what" != tests ]; then
     GROUPGEMM_UNVERIFIED_KERNELS=1 python3 -m groupgemm.bench_quantized
   step recipe_step_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_recipes
+  step recipe_step_bench_skewed env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    python3 -m groupgemm.bench_recipes --routing skewed
   # The quantized formats in the C++ bench, beside our bf16 and cuBLASLt's dense fp8.
   step format_bench bash -c 'for f in e4m3-group e4m3-rowwise e4m3-blockwise mxfp8 mxfp4 nvfp4; do
       "$0" bench --format "$f" --routing both || exit; done' $build/src/cli/groupgemm
@@ -75,6 +77,7 @@ fi
 [ -f "$logs/energy_bench.log" ] && cat "$logs/energy_bench.log"
 [ -f "$logs/quantized_gemm_bench.log" ] && grep -v '^  not run' "$logs/quantized_gemm_bench.log" | tail -n 60
 [ -f "$logs/recipe_step_bench.log" ] && grep -v '^  not run' "$logs/recipe_step_bench.log"
+[ -f "$logs/recipe_step_bench_skewed.log" ] && grep -v '^  not run' "$logs/recipe_step_bench_skewed.log"
 [ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"
 [ -f "$logs/torch_quantize_bench.log" ] && tail -n 30 "$logs/torch_quantize_bench.log"
 printf '%-13s %s\n' step result
