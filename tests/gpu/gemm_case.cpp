@@ -741,6 +741,14 @@ std::optional<std::string> documented_refusal(const GemmSpec& spec, gg_path path
 
 }  // namespace
 
+void expect_refusal(const GemmCase& gemm, const ::testing::AssertionResult& ran,
+                    const std::string& named) {
+  EXPECT_FALSE(ran) << "the path took a case it should refuse";
+  EXPECT_EQ(gemm.last_status(), GG_STATUS_NOT_SUPPORTED) << ran.message();
+  EXPECT_NE(std::string(ran.message()).find(named), std::string::npos)
+      << "want \"" << named << "\" in: " << ran.message();
+}
+
 void run_and_check(const GemmSpec& spec, gg_path path, cudaStream_t stream, Match match) {
   GemmCase gemm(spec, path);
   SCOPED_TRACE(gemm.label());
@@ -748,10 +756,7 @@ void run_and_check(const GemmSpec& spec, gg_path path, cudaStream_t stream, Matc
   if (const std::optional<std::string> refusal = documented_refusal(spec, path)) {
     // The refusal is the behaviour under test; say so in the output (the
     // GPU check counts these lines). Any other refusal fails below.
-    EXPECT_FALSE(ran) << "the path took a case it is documented to refuse";
-    EXPECT_EQ(gemm.last_status(), GG_STATUS_NOT_SUPPORTED);
-    EXPECT_NE(std::string(ran.message()).find(*refusal), std::string::npos)
-        << "want \"" << *refusal << "\" in: " << ran.message();
+    expect_refusal(gemm, ran, *refusal);
     std::printf("[ NOT SUPPORTED ] %s: %s\n", gemm.label().c_str(), ran.message());
     return;
   }

@@ -172,6 +172,11 @@ class GemmCase {
   std::string setup_error_;  // why no workspace could be sized, if so
 };
 
+// Expects `ran`, `gemm`'s run, refused with GG_STATUS_NOT_SUPPORTED and a
+// message that names `named`.
+void expect_refusal(const GemmCase& gemm, const ::testing::AssertionResult& ran,
+                    const std::string& named);
+
 // Runs `spec` on `path` and checks it: the body of most GPU tests.
 void run_and_check(const GemmSpec& spec, gg_path path, cudaStream_t stream,
                    Match match = Match::kBounded);
