@@ -88,7 +88,8 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
       reason = "n=" + std::to_string(shape.n) + " > 128, groups average " +
                std::to_string(rows_per_group) + " rows";
     } else if (decode == Sm90Decode::kFp8Tokens) {
-      reason = "fp8 blocks along the tokens: their boxes leave room for 128 columns a tile";
+      reason = "fp8 blocks along the tokens: promoted accumulators leave room for 128 columns a "
+               "tile";
     } else if (decode != Sm90Decode::kNone) {
       reason = "decoded operands: their raw codes leave room for 128 columns a tile";
     } else if (shape.block_scaled) {
@@ -117,7 +118,7 @@ Sm90Plan plan_sm90_gemm(const GemmShape& shape) {
   if (decode != Sm90Decode::kNone) {
     reason += decode == Sm90Decode::kRhs ? ", rhs decoded into bf16"
               : decode == Sm90Decode::kFp8Tokens
-                  ? ", fp8 codes moved in place from each group's first token"
+                  ? ", fp8 windows on 16-token boundaries, each block split across two"
               : decode == Sm90Decode::kFp8Mx
                   ? ", fp8 wgmma, each 32-deep product promoted times its MX scales"
                   : ", both operands decoded into bf16";

@@ -48,9 +48,10 @@ constexpr TileConfig tile_config(PortableTile tile) {
 // tokens. A stage then also holds each decoded operand's raw codes, 64
 // bytes a row, 80 along tokens (sm90/decoded_steps.h). kFp8Tokens: fp8
 // codes of both operands of a ragged-K product with 1 x 128 blocks along
-// the tokens (the fp8 weight gradient), not decoded but moved by the
-// consumers into fp8 tiles from the group's first token, so that a k-step
-// is one block: 144 bytes a row, a step's 128 codes and 16 more. kFp8Mx:
+// the tokens (the fp8 weight gradient), not decoded: fp8 tiles of
+// 128-token windows on 16-token boundaries, each holding the last tokens of
+// one block and the first of the next, which the consumers split apart
+// (the lhs's first 16 tokens of a window into a tile of their own). kFp8Mx:
 // fp8 codes of both operands of a ragged-M product with MX32 blocks along
 // K (mxfp8), not decoded but read by fp8 wgmmas, each 32-deep one promoted
 // times its blocks' scales: a stage also holds the step's scales as fp32
@@ -130,10 +131,10 @@ struct Sm90TileConfig {
   int stages;
   int raw_row_bytes_a = 0;  // a decoded operand's codes per row of a stage
   int raw_row_bytes_b = 0;
-  int scale_bytes = 0;  // fp8 token blocks: a stage's column scales (1 KB); MX: its fp32 scales
-  // fp8 token blocks: the consumers move a step's codes in place, the fp8
-  // tiles over the first bytes of their boxes, so a stage holds no others.
-  bool tiles_in_raw = false;
+  int scale_bytes = 0;  // fp8 token blocks: a stage's 256 scales (1 KB); MX: its fp32 scales
+  // fp8 token blocks: beside the stages, a tile per consumer for the lhs
+  // tokens of a window that end the block before (the kernel's kSplitOffset).
+  int split_bytes = 0;
 };
 
 // Decoding instances take the 128 x 128 and 64 x 256 tiles (the 128 x 256
@@ -144,15 +145,14 @@ struct Sm90TileConfig {
 // further ahead of the consumers. Along tokens (kTokens, 128 x 128 only) a
 // row's codes take 16 bytes more: a group's first token lies up to 15
 // bytes into its first box. fp8 along tokens (kFp8Tokens, 128 x 128 only):
-// a stage of 37 KB (boxes of 144-byte rows, the fp8 tiles moved over them,
-// and the step's column scales) leaves room for four, so that the loads of
-// three steps are in flight while the consumers move one step's codes under
-// the wgmmas of the step before. fp8 with MX blocks (kFp8Mx, 128 x 128
+// a stage of 33 KB (the fp8 tiles and a window's 256 scales) leaves room
+// for four beside the split-off tiles (split_bytes: 64 rows of 128 bytes
+// for each consumer). fp8 with MX blocks (kFp8Mx, 128 x 128
 // only): the fp8 tiles and the step's 4 x (128 + 128) fp32 scales, four
 // stages of 36 KB beside the table of 2048 groups.
 constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm90Decode::kNone) {
   if (decode == Sm90Decode::kFp8Tokens) {
-    return Sm90TileConfig{128, 128, 64, 4, 144, 144, 1024, true};
+    return Sm90TileConfig{128, 128, 64, 4, 0, 0, 1024, 2 * 64 * 128};
   }
   if (decode == Sm90Decode::kFp8Mx) {
     return Sm90TileConfig{128, 128, 64, 4, 0, 0, kSm90MxBlocksPerStep * (128 + 128) * 4};
@@ -171,7 +171,7 @@ constexpr Sm90TileConfig sm90_tile_config(Sm90Tile tile, Sm90Decode decode = Sm9
 }
 
 constexpr int64_t sm90_stage_bytes(const Sm90TileConfig& c) {
-  const int64_t tiles = c.tiles_in_raw ? 0 : int64_t{c.block_m + c.block_n} * c.block_k * 2;
+  const int64_t tiles = int64_t{c.block_m + c.block_n} * c.block_k * 2;
   return tiles + int64_t{c.block_m} * c.raw_row_bytes_a +
          int64_t{c.block_n} * c.raw_row_bytes_b + c.scale_bytes;
 }
@@ -180,10 +180,12 @@ constexpr int64_t sm90_staging_bytes(const Sm90TileConfig& c) {
 }
 
 // Dynamic shared memory of one CTA: 1 KB of alignment slack, the stages, the
-// staging buffer, a full and an empty mbarrier per stage, and the group
-// table (three int32 per group, plus one).
+// split-off tiles of fp8 token blocks, the staging buffer, a full and an
+// empty mbarrier per stage, and the group table (three int32 per group,
+// plus one).
 constexpr int64_t sm90_smem_bytes(const Sm90TileConfig& c, int64_t groups) {
-  return 1024 + c.stages * sm90_stage_bytes(c) + sm90_staging_bytes(c) + 16 * c.stages +
+  return 1024 + c.stages * sm90_stage_bytes(c) + c.split_bytes + sm90_staging_bytes(c) +
+         16 * c.stages +
          (3 * groups + 1) * 4;
 }
 

@@ -202,11 +202,14 @@ TEST_P(Sm90Fp8, RaggedKBf16OutputWithoutBeta) {
 }
 
 // 1x128 x 1x128 along the tokens (DeepSeek-V3's weight gradient): a
-// group's k-steps start at its first token, each one 128-token block of
-// both operands, promoted with its rows' and columns' block scales (random
-// per block). Groups start at every offset of a 16-byte chunk and end
-// inside a step, span one or several blocks, one hot group, all empty, sum
-// < M; P 200 and Q 96 / 320 leave partial m- and n-tiles.
+// group's k-steps are 128-token windows from its first token rounded down
+// to 16, each block of both operands (128 tokens from the group's first,
+// random scales per block) split across two windows where the group starts
+// off 16 tokens, promoted with its rows' and columns' block scales. Groups
+// start at every offset of a 16-byte chunk and end inside a window, before
+// and after the split, span one or several blocks, whole windows, one hot
+// group, all empty, sum < M; P 200 and Q 96 / 320 leave partial m- and
+// n-tiles.
 const std::vector<FormatPair> kTokenBlockPairs = {{kE4m3Blocks1x128, kE4m3Blocks1x128},
                                                   {kE5m2Blocks1x128, kE4m3Blocks1x128}};
 const std::vector<Shape> kTokenBlockShapes = {
@@ -214,8 +217,12 @@ const std::vector<Shape> kTokenBlockShapes = {
      {{"edges", {0, 1, 127, 129, 0, 255, 257}},
       {"chunk_offsets", {3, 5, 7, 9, 11, 13, 15, 1, 2, 4, 6, 8, 10, 12, 14, 16}},
       {"one_hot", {0, 1000, 0}},
-      {"all_empty", {0, 0, 0}}}},
-    {"wide", 640, 200, 320, {{"unaligned", {3, 128, 127, 382}}, {"one_group", {577}}}},
+      {"all_empty", {0, 0, 0}},
+      {"whole_windows", {128, 256, 0, 384, 128}},
+      {"ends_before_the_split", {9, 130, 250, 140, 5}},
+      {"on_16_tokens", {16, 272, 144, 32, 131, 5}}}},
+    {"wide", 640, 200, 320,
+     {{"unaligned", {3, 128, 127, 382}}, {"one_group", {577}}, {"whole_windows", {256, 384}}}},
 };
 
 TEST_P(Sm90Fp8, RaggedKTokenBlocksEveryEdgeSize) {
@@ -272,7 +279,7 @@ TEST_P(Sm90Fp8, SmallEveryFormatPair) {
                          kRaggedMShapes[1], {1, 0, 31, 200}),
                 path(), stream());
   run_and_check(fp8_spec(GG_OP_RAGGED_K, kTokenBlockPairs[1], kTokenBlockShapes[0],
-                         {1, 0, 131, 200}),
+                         {16, 0, 131, 200, 7}),
                 path(), stream());
   for (const FormatPair& formats : kPairs) {
     run_and_check(fp8_spec(GG_OP_RAGGED_M, formats, kRaggedMShapes[0], {1, 0, 31, 200}), path(),

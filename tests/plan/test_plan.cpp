@@ -218,9 +218,9 @@ TEST(Sm90Plan, OperandsDecodedAlongTokensTake128x128Tiles) {
 }
 
 // fp8 with 1 x 128 blocks along a ragged-K group's tokens (the fp8 weight
-// gradient): 128 x 128 tiles of whole k-steps, rows of 144 raw bytes for
-// both operands, the tiles moved over them, four stages that fit beside up
-// to 2048 groups' table.
+// gradient): 128 x 128 tiles of 128-token windows, four stages of the fp8
+// tiles and their scales, and the split-off tiles, that fit beside up to
+// 2048 groups' table.
 TEST(Sm90Plan, Fp8BlocksAlongTokensTake128x128TilesOfFourStages) {
   for (const int64_t tokens : {int64_t{64}, int64_t{4096}, int64_t{1} << 20}) {
     for (const int groups : {1, 8, 256, 2048}) {
@@ -234,12 +234,13 @@ TEST(Sm90Plan, Fp8BlocksAlongTokensTake128x128TilesOfFourStages) {
       EXPECT_FALSE(plan.sparse_k) << plan.describe();
       EXPECT_FALSE(plan.multicast) << plan.describe();
       EXPECT_EQ(plan.config.stages, 4);
-      EXPECT_EQ(plan.config.raw_row_bytes_a, 144);
-      EXPECT_EQ(plan.config.raw_row_bytes_b, 144);
-      EXPECT_TRUE(plan.config.tiles_in_raw);
-      EXPECT_EQ(gg::sm90_stage_bytes(plan.config), 37 * 1024);
+      EXPECT_EQ(plan.config.raw_row_bytes_a, 0);
+      EXPECT_EQ(plan.config.raw_row_bytes_b, 0);
+      EXPECT_EQ(plan.config.split_bytes, 16 * 1024);
+      EXPECT_EQ(gg::sm90_stage_bytes(plan.config), 33 * 1024);
       EXPECT_LE(gg::sm90_smem_bytes(plan.config, groups), gg::kSm90SmemLimit) << "G=" << groups;
-      EXPECT_NE(plan.reason.find("fp8 codes moved"), std::string::npos) << plan.reason;
+      EXPECT_NE(plan.reason.find("fp8 windows on 16-token boundaries"), std::string::npos)
+          << plan.reason;
     }
   }
 }

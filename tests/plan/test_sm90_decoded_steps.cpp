@@ -9,7 +9,7 @@
 // land on the 128-byte swizzle the wgmma descriptors read. Along a ragged-K
 // group's tokens, a step's chunks are read at any shift into their boxes,
 // end where the group ends, and take the scales of the reference's token
-// blocks.
+// blocks; fp8 1 x 128 blocks split at their start in a window's first chunk.
 #include "kernels/sm90/decoded_steps.h"
 
 #include <gtest/gtest.h>
@@ -214,44 +214,40 @@ TEST(Sm90DecodedSteps, TokenBoxesStartAlignedAndHoldTheStep) {
   }
 }
 
-// fp8 with 1 x 128 blocks along the tokens: a k-step of the kernel's
-// 128-row tiles, moved in place by its 256 consumer threads (every load,
-// then every store) from boxes whose step begins at any shift, is each
-// row's 128 codes from the shift, codes past `valid` zeroed, at their
-// 128-byte-swizzled places over the boxes' first 16 KB; every byte of the
-// tile is written, nothing past it, and the boxes hold the step at every
-// shift a group's start gives.
-TEST(Sm90DecodedSteps, Fp8TokenStepsMoveEachRowsCodesFromTheShiftInPlace) {
-  constexpr int kRows = 128;
-  constexpr int kThreads = 256;
-  constexpr int kBoxBytes = kRows * kFp8TokenBoxBytes;
-  for (int64_t start = 0; start < 64; ++start) {
-    const int64_t shift = start - token_box_origin(GG_DTYPE_E4M3, start);
-    EXPECT_LE(shift + 128, kFp8TokenBoxBytes);
-  }
-  std::vector<uint8_t> box(kBoxBytes);
-  for (int i = 0; i < kBoxBytes; ++i) box[i] = static_cast<uint8_t>(29 * i + 7);
-  // The stage's boxes, with a poisoned 16 bytes after them.
-  std::vector<uint8_t> storage(kBoxBytes + 16);
-  uint8_t* stage = storage.data();
-  std::vector<Fp8TokenStep<kRows, kThreads>> threads(kThreads);
-  for (int shift = 0; shift < 16; ++shift) {
-    for (int valid : {0, 1, 15, 16, 17, 100, 127, 128, 129, 300}) {
-      memcpy(stage, box.data(), kBoxBytes);
-      memset(stage + kBoxBytes, 0xAA, 16);
-      for (int t = 0; t < kThreads; ++t) threads[t].load(stage, shift, valid, t);
-      memset(stage, 0xAA, kRows * 128);  // the tile's bytes, each to be written
-      for (int t = 0; t < kThreads; ++t) threads[t].store(stage, t);
-      for (int row = 0; row < kRows; ++row) {
-        for (int k = 0; k < 128; ++k) {
-          const uint8_t want = k < valid ? box[row * kFp8TokenBoxBytes + shift + k] : 0;
-          ASSERT_EQ(stage[static_cast<size_t>(swizzled_chunk_offset(row, k / 16) + k % 16)], want)
-              << "shift " << shift << " valid " << valid << " row " << row << " code " << k;
-        }
-      }
-      for (int i = kRows * 128; i < kBoxBytes; ++i) ASSERT_EQ(stage[i], box[i]) << i;
-      for (int i = kBoxBytes; i < kBoxBytes + 16; ++i) ASSERT_EQ(stage[i], 0xAA) << i;
+// fp8 with 1 x 128 blocks along the tokens: a window's first 16 lhs codes
+// of a row, split at every s a group's start gives (0-15), are the block
+// before's codes [0, s) and zeros, and zeros and this block's codes [s, 16):
+// each code in exactly one of the two, its own byte, the other byte 0; a
+// block's 128 tokens from the group's first then take the window's
+// positions [s, 128) and the next window's [0, s), every one of them once.
+TEST(Sm90DecodedSteps, Fp8WindowChunksSplitAtTheBlockStart) {
+  uint8_t codes[16];
+  for (int i = 0; i < 16; ++i) codes[i] = static_cast<uint8_t>(0x81 + 13 * i);
+  uint32_t chunk[4];
+  memcpy(chunk, codes, sizeof codes);
+  for (int s = 0; s < 16; ++s) {
+    uint32_t before[4];
+    uint32_t from[4];
+    split_window_chunk(chunk, s, before, from);
+    uint8_t before_bytes[16];
+    uint8_t from_bytes[16];
+    memcpy(before_bytes, before, sizeof before_bytes);
+    memcpy(from_bytes, from, sizeof from_bytes);
+    for (int k = 0; k < 16; ++k) {
+      EXPECT_EQ(before_bytes[k], k < s ? codes[k] : 0) << "s " << s << " code " << k;
+      EXPECT_EQ(from_bytes[k], k < s ? 0 : codes[k]) << "s " << s << " code " << k;
     }
+    // Token i of block b (0-127) lies in window b + (s + i) / 128 at
+    // position (s + i) % 128: the block's first 128 - s tokens in its own
+    // window from s, the last s in the next window before s.
+    std::set<int> positions;
+    for (int i = 0; i < 128; ++i) {
+      const int window = (s + i) / 128;
+      const int position = (s + i) % 128;
+      EXPECT_EQ(window == 0, position >= s) << "s " << s << " token " << i;
+      positions.insert(window * 128 + position);
+    }
+    EXPECT_EQ(positions.size(), 128u);
   }
 }
 

@@ -20,9 +20,7 @@
 // chunk lies wholly inside or outside. Along a ragged-K group's tokens
 // (kTokens; decoded_steps.h) depths count from the group's first token,
 // each row's codes start `shift` elements into its box, and the elements
-// of a group's last chunk past its end are zeroed. fp8 codes with 1 x 128
-// blocks along the tokens are moved that way into fp8 tiles, undecoded
-// (decoded_steps.h's Fp8TokenStep).
+// of a group's last chunk past its end are zeroed.
 #pragma once
 
 #include <stdint.h>

@@ -286,12 +286,6 @@ GG_HD ChunkScaleEntries chunk_scale_entries(const portable::QuantOperand& q, int
 // Bytes of a row of a token step's box: a step's codes and 16 more.
 GG_HD int token_box_bytes(gg_dtype dtype) { return raw_step_bytes(dtype) + 16; }
 
-// fp8 with 1 x 128 blocks along the tokens (the fp8 weight gradient) is not
-// decoded: a k-step is one block, 128 codes a row moved as they are into
-// an fp8 tile (Fp8TokenStep, below), from boxes of 128 + 16 bytes a
-// row.
-constexpr int kFp8TokenBoxBytes = 128 + 16;
-
 // The first token of a group's boxes: its first token, rounded down to a
 // 16-byte chunk of codes (16 fp8 or 32 e2m1 elements).
 GG_HD int64_t token_box_origin(gg_dtype dtype, int64_t start) {
@@ -327,117 +321,21 @@ GG_HD void token_chunk_codes(const uint8_t* row, int offset, int shift, gg_dtype
   }
 }
 
-// The 32 bytes [16 chunk, 16 chunk + 32) of a 16-byte aligned box row, as
-// 8 words: two aligned 16-byte loads, by which a warp's 8 lanes of a row
-// read 128 contiguous bytes, free of bank conflicts (five 4-byte loads from
-// rows 144 bytes apart had conflicted 4 ways).
-GG_HD void fp8_token_window(const uint8_t* row, int chunk, uint32_t (&w)[8]) {
-#ifdef __CUDA_ARCH__
-  const uint4 lo = *reinterpret_cast<const uint4*>(row + 16 * chunk);
-  const uint4 hi = *reinterpret_cast<const uint4*>(row + 16 * chunk + 16);
-  w[0] = lo.x, w[1] = lo.y, w[2] = lo.z, w[3] = lo.w;
-  w[4] = hi.x, w[5] = hi.y, w[6] = hi.z, w[7] = hi.w;
-#else
-  memcpy(w, row + 16 * chunk, sizeof(w));
-#endif
-}
-
-// The 16 fp8 codes of chunk `chunk` (0-7) of a k-step whose first token
-// lies `shift` (0-15) codes into a 16-byte aligned box row, as 4 words,
-// the codes from `valid` (counted from the chunk's first) on zeroed: the
-// window's first word picked by selects (no register indexed by a
-// variable), four funnel shifts.
-GG_HD void fp8_token_chunk(const uint8_t* row, int chunk, int shift, int valid,
-                           uint32_t (&out)[4]) {
-  uint32_t w[8];
-  fp8_token_window(row, chunk, w);
-  uint32_t from_two[6];  // from word 2 (shift & 8 ? 1 : 0)
-  for (int i = 0; i < 6; ++i) from_two[i] = (shift & 8) != 0 ? w[i + 2] : w[i];
-  uint32_t from_word[5];  // from word shift / 4
-  for (int i = 0; i < 5; ++i) from_word[i] = (shift & 4) != 0 ? from_two[i + 1] : from_two[i];
-  const int valid_bits = (valid - 16 * chunk) * 8;
+// fp8 with 1 x 128 blocks along the tokens (the fp8 weight gradient,
+// plan.h's Sm90Decode::kFp8Tokens) is not decoded: its k-steps are windows
+// of 128 tokens on 16-token boundaries, and a block (128 tokens from the
+// group's first) starts `s` tokens into one. The lhs's first 16 codes of a
+// window's row split at s: `before`, the codes of the block before (those
+// from s on zeroed), and `from`, this block's (those before s zeroed); the
+// two together are the chunk.
+GG_HD void split_window_chunk(const uint32_t (&chunk)[4], int s, uint32_t (&before)[4],
+                              uint32_t (&from)[4]) {
   for (int i = 0; i < 4; ++i) {
-    const uint32_t word = funnel_right(from_word[i], from_word[i + 1], (shift & 3) * 8);
-    const int kept = valid_bits - 32 * i;  // bits of this word inside the valid codes
-    out[i] = kept >= 32 ? word : kept <= 0 ? 0u : word & ((1u << kept) - 1u);
+    const int kept = 8 * s - 32 * i;  // bits of this word before the split
+    const uint32_t mask = kept >= 32 ? 0xFFFFFFFFu : kept <= 0 ? 0u : (1u << kept) - 1u;
+    before[i] = chunk[i] & mask;
+    from[i] = chunk[i] & ~mask;
   }
 }
-
-// fp8_token_chunk of a chunk wholly inside the group whose first word,
-// shift / 4 = kWord, is known at compile time: four funnel shifts, no
-// selects, no zeroing.
-template <int kWord>
-GG_HD void fp8_whole_token_chunk(const uint8_t* row, int chunk, int byte_shift,
-                                 uint32_t (&out)[4]) {
-  uint32_t w[8];
-  fp8_token_window(row, chunk, w);
-  for (int i = 0; i < 4; ++i) out[i] = funnel_right(w[kWord + i], w[kWord + i + 1], byte_shift * 8);
-}
-
-// fp8 codes with 1 x 128 blocks along a ragged-K group's tokens (plan.h's
-// Sm90Decode::kFp8Tokens): one k-step of a kRows-row tile, moved in place
-// from the stage's boxes (kFp8TokenBoxBytes a row, the step's first token
-// `shift` codes in) into the 128-byte-swizzled fp8 tile its wgmmas read,
-// which overwrites the boxes from their first byte; the codes from `valid`
-// on (past the group's last token) are zeroed. Run by kThreads threads,
-// `thread` one of them, each taking 16-byte chunks: the 8 of a row go to 8
-// threads of a warp, so a warp's stores fill 4 whole rows. Every thread
-// loads its chunks (load) before any stores (store): the threads in
-// between, a barrier.
-template <int kRows, int kThreads>
-struct Fp8TokenStep {
-  static constexpr int kChunks = kRows * 8 / kThreads;  // a thread's
-  static_assert(kRows * 8 % kThreads == 0, "whole chunks a thread");
-  uint32_t codes[kChunks][4];
-
-  // A step wholly inside the group (every step of a group but its last)
-  // zeroes nothing, and the word its chunks' windows start at, shift / 4, is
-  // the same for the whole tile: one branch, uniform across the CTA, to the
-  // chunk reader of that word, which takes no selects (they and the zeroing
-  // had been half of the consumers' instructions a step).
-  GG_HD void load(const uint8_t* box, int shift, int valid, int thread) {
-    if (valid >= 128) {
-      switch (shift / 4) {
-        case 0: return load_whole<0>(box, shift % 4, thread);
-        case 1: return load_whole<1>(box, shift % 4, thread);
-        case 2: return load_whole<2>(box, shift % 4, thread);
-        default: return load_whole<3>(box, shift % 4, thread);
-      }
-    }
-    for_each_chunk(thread, [&](int n, int row, int chunk) {
-      fp8_token_chunk(box + row * kFp8TokenBoxBytes, chunk, shift, valid, codes[n]);
-    });
-  }
-
-  template <int kWord>
-  GG_HD void load_whole(const uint8_t* box, int byte_shift, int thread) {
-    for_each_chunk(thread, [&](int n, int row, int chunk) {
-      fp8_whole_token_chunk<kWord>(box + row * kFp8TokenBoxBytes, chunk, byte_shift, codes[n]);
-    });
-  }
-
-  GG_HD void store(uint8_t* tile, int thread) const {
-    for_each_chunk(thread, [&](int n, int row, int chunk) {
-      uint8_t* out = tile + swizzled_chunk_offset(row, chunk);
-#ifdef __CUDA_ARCH__
-      *reinterpret_cast<uint4*>(out) =
-          make_uint4(codes[n][0], codes[n][1], codes[n][2], codes[n][3]);
-#else
-      memcpy(out, codes[n], 16);
-#endif
-    });
-  }
-
-  // f(n, row, chunk) for each of this thread's chunks.
-  template <typename F>
-  GG_HD static void for_each_chunk(int thread, F&& f) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int n = 0; n < kChunks; ++n) {
-      f(n, (thread + n * kThreads) / 8, (thread + n * kThreads) % 8);
-    }
-  }
-};
 
 }  // namespace gg::sm90

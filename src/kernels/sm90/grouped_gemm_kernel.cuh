@@ -64,14 +64,29 @@
 //     since the neighbours' data may hold anything) before the wgmma reads
 //     the stage. Group starts need no alignment either way. A step issues
 //     only the 32-byte wgmma slices that hold group tokens: a group of a few
-//     tokens costs one wgmma per tile, not four. Operands with block
-//     scales along the tokens (MX/NV, decoded; fp8 1 x 128) instead start
-//     a group's k-steps at its first token, so that a step holds whole
-//     blocks: their boxes start at the 16-byte chunk holding it, 16 bytes
-//     wider, and the consumers move each row's codes into place in the
-//     stage's tiles (decoded_steps.h), zeroing those past the group.
-// Shared memory: the stages, the staging buffer (64 rows x BN 16-bit values
-// per consumer), the mbarriers, the group table (plan.h sizes it).
+//     tokens costs one wgmma per tile, not four. Decoded operands with
+//     block scales along the tokens (MX/NV) instead start a group's
+//     k-steps at its first token, so that a step holds whole blocks: their
+//     boxes start at the 16-byte chunk holding it, 16 bytes wider, and the
+//     consumers decode each row's codes from that shift (decoded_steps.h),
+//     zeroing those past the group.
+//   - fp8 with 1 x 128 blocks along the tokens (the fp8 weight gradient)
+//     runs its k-steps on the same aligned windows as other K-major
+//     operands, 128 tokens from the group's first rounded down to 16. A
+//     block (128 tokens from the group's first) then starts `s` = start %
+//     16 tokens into a window: the window's first s tokens end the block
+//     before. The consumers split them off the lhs tile's first 16 tokens
+//     into a tile of their own (split_window_chunk: the block before's
+//     tokens there, this block's in place), and a window's wgmmas are the
+//     split-off tile's one 32-deep wgmma into the block before's sums,
+//     which are then promoted times its scales, and the window's four into
+//     this block's. The rhs needs no split: the lhs's zeros keep each
+//     product to its block (the lhs is the one that may hold e5m2
+//     infinities; the rhs, e4m3, holds none), and the tokens outside the
+//     group are zeroed in both.
+// Shared memory: the stages, the split-off tiles (fp8 token blocks), the
+// staging buffer (64 rows x BN 16-bit values per consumer), the mbarriers,
+// the group table (plan.h sizes it).
 // Register budget (setmaxnreg): producer 40, consumers 232; with MX blocks
 // 48 and 224, the producer warpgroup's other warps writing the scales.
 #pragma once
@@ -123,23 +138,27 @@ struct Config {
   // Decoded operands' raw codes, after the two bf16 tiles (decode_stage.cuh).
   static constexpr int kARawBytes = kBlockM * kTile.raw_row_bytes_a;
   static constexpr int kBRawBytes = kBlockN * kTile.raw_row_bytes_b;
-  // fp8 token blocks: the step's column scales, after the raw codes; fp8
-  // MX blocks: the step's fp32 scales (MxScaleWriter), after the tiles.
+  // fp8 token blocks: a window's row and column scales (TokenScaleFeed);
+  // fp8 MX blocks: the step's fp32 scales (MxScaleWriter); after the tiles
+  // and raw codes.
   static constexpr int kScaleBytes = kTile.scale_bytes;
-  // Where each part of a stage starts: the A and B tiles, then the raw
-  // codes; fp8 token blocks move their tiles over their raw codes.
-  static constexpr int kARawOffset = kTile.tiles_in_raw ? 0 : kAStageBytes + kBStageBytes;
+  // Where each part of a stage starts: the A and B tiles, then the raw codes.
+  static constexpr int kARawOffset = kAStageBytes + kBStageBytes;
   static constexpr int kBRawOffset = kARawOffset + kARawBytes;
-  static constexpr int kBTileOffset = kTile.tiles_in_raw ? kBRawOffset : kAStageBytes;
+  static constexpr int kBTileOffset = kAStageBytes;
   static constexpr int kScaleOffset = kBRawOffset + kBRawBytes;
   static constexpr int kStageBytes = kScaleOffset + kScaleBytes;
   static_assert(kStageBytes == sm90_stage_bytes(kTile), "plan.h's stage");
   static_assert(kBTileOffset % 1024 == 0, "B's tile starts 1024-byte aligned");
-  static constexpr size_t kStagingOffset = size_t(kStages) * kStageBytes;
+  // fp8 token blocks: each consumer's split-off lhs tile (64 rows of 128
+  // bytes), after the stages.
+  static constexpr size_t kSplitOffset = size_t(kStages) * kStageBytes;
+  static constexpr size_t kStagingOffset = kSplitOffset + kTile.split_bytes;
   static constexpr size_t kStagingBytes = sm90_staging_bytes(kTile) / 2;  // per consumer
   static constexpr size_t kBarrierOffset = kStagingOffset + 2 * kStagingBytes;
   static constexpr size_t kTableOffset = kBarrierOffset + 2 * kStages * sizeof(uint64_t);
-  static_assert(kStageBytes % 1024 == 0 && kStagingOffset % 1024 == 0 &&
+  static_assert(kStageBytes % 1024 == 0 && kTile.split_bytes % 1024 == 0 &&
+                    kStagingOffset % 1024 == 0 &&
                     kStagingBytes % 1024 == 0,
                 "TMA 128-byte swizzled boxes start 1024-byte aligned");
   static_assert(kStagingBytes == 64 * kConsumerN * 2, "a consumer's 64 rows in 16-bit values");
@@ -201,11 +220,11 @@ struct Tile {
 // (its peer needs its half of B) and stores nothing.
 // kTokenMaps (ragged-K): a group that ends inside a k-step or starts off a
 // 16-byte boundary loads through its own maps (token_maps.h), whose token 0
-// is its first. kTokenSteps (ragged-K, operands with block scales along the
-// tokens): a group's k-steps start at its first token (k0), each operand's
-// boxes at the 16-byte chunk of codes holding it (decoded_steps.h).
+// is its first. kDecodedTokens (ragged-K, decoded operands with block scales
+// along the tokens): a group's k-steps start at its first token (k0), each
+// operand's boxes at the 16-byte chunk of codes holding it (decoded_steps.h).
 template <gg_op kOp, int kBlockM, int kBlockN, int kBlockK, int kCluster, bool kTokenMaps,
-          bool kTokenSteps>
+          bool kDecodedTokens>
 struct TileMap {
   static constexpr int kChunkK = kBlockK / 8;  // elements of 16 bytes
   static_assert(kCluster == 1 || kOp == GG_OP_RAGGED_K, "ragged-M tiles are not paired");
@@ -263,7 +282,7 @@ struct TileMap {
           kTokenMaps && ((table.start[g] & (kChunkK - 1)) != 0 || table.rows[g] % kBlockK != 0);
       const int start = t.own_maps ? 0 : table.start[g];
       const int end = start + table.rows[g];
-      t.k0 = kTokenSteps ? start : start & ~(kChunkK - 1);
+      t.k0 = kDecodedTokens ? start : start & ~(kChunkK - 1);
       t.k_first = start - t.k0;
       t.k_steps = table.rows[g] == 0 ? 0 : (end - t.k0 + kBlockK - 1) / kBlockK;
       t.k_last = end - t.k0 - (t.k_steps - 1) * kBlockK;
@@ -454,20 +473,21 @@ struct StepScaleFeed {
 
 // The fp32 block scales of fp8 token blocks (1 x 128 blocks of both
 // operands along a ragged-K group's tokens: the weight gradient's columnwise
-// copies), a step ahead, through the stage: the step is the group's token
-// block ks, block column first_block + ks of every row of both
+// copies), a window ahead, through the stage: window w's slot holds the
+// group's token block w, block column first_block + w of every row of both
 // (step_scales.h). Consumer thread i < kColumns loads column i's rhs scale
-// of the tile's next step from global memory (L2), thread kColumns + r row
+// of the tile's next block from global memory (L2), thread kColumns + r row
 // r's lhs scale (0 past the tile's rows), and stores it into the stage's
-// slot of scales (the columns', then the rows') when that step is moved,
-// before the consumers' barrier; the promotions of both consumers then
-// read the slot. Each scale is loaded once a CTA a step (a column's or a
+// slot of scales (the columns', then the rows') when that window is
+// prepared, before the consumers' barrier; the promotions of both
+// consumers then read the slot. Each scale is loaded once a CTA a block (a column's or a
 // row's scales lie a row of blocks apart, one to a 32-byte sector: loaded
 // by every warp that needs them, they had kept the L1 pipe busy, and their
 // latency in the consumers' registers had cost spills or stalls). A slot
-// outlives its stage's release, since the promotion follows it: only the
-// consumers write it, as they move the step a ring of stages later, after
-// both have passed a barrier since the promotions that read it.
+// outlives its stage's release, since the block's promotion follows it
+// (in the next window): only the consumers write it, as they prepare the
+// window a ring of stages later, after both have passed a barrier since the
+// promotions that read it.
 template <int kRows, int kColumns>
 struct TokenScaleFeed {
   static constexpr int kScales = kColumns + kRows;
@@ -496,10 +516,11 @@ struct TokenScaleFeed {
     if (thread < kScales) slot[thread] = next;
   }
 
-  // Loads step ks + 1's scale: after the move's proxy fence, which would
-  // otherwise wait for the load (the fence is a MEMBAR.ALL.CTA).
-  __device__ __forceinline__ void load_after(int ks, int k_steps) {
-    next = scales != nullptr && ks + 1 < k_steps ? scales[ks + 1] : 0.0f;
+  // Loads block ks + 1's scale (of `blocks`): after the window's proxy
+  // fence, which would otherwise wait for the load (the fence is a
+  // MEMBAR.ALL.CTA).
+  __device__ __forceinline__ void load_after(int ks, int blocks) {
+    next = scales != nullptr && ks + 1 < blocks ? scales[ks + 1] : 0.0f;
   }
 };
 
@@ -668,12 +689,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   using Types = OperandTypes<T>;
   constexpr Sm90Decode kLayout = kStageLayout<kOp, T>;
   using Cfg = Config<kShape, kLayout>;
-  // kDecodedTokens: both operands decoded along a ragged-K group's tokens
-  // (decoded_steps.h); kTokenBlocks: fp8 with 1 x 128 blocks along them, a
-  // k-step one block, moved in place by the consumers into fp8 tiles over
-  // the stage's boxes (Fp8TokenStep), a step ahead of the wgmmas. Either
-  // way k-steps run from the group's first token, and each operand's codes
-  // land in its raw area in boxes from the 16-byte chunk holding it.
+  // kDecodedTokens: both operands decoded along a ragged-K group's tokens,
+  // k-steps from the group's first token, each operand's codes in its raw
+  // area in boxes from the 16-byte chunk holding it (decoded_steps.h);
+  // kTokenBlocks: fp8 with 1 x 128 blocks along them, k-steps on aligned
+  // windows, each block split across two (the header says how).
   constexpr bool kDecodedTokens = kLayout == Sm90Decode::kTokens;
   constexpr bool kTokenBlocks = kLayout == Sm90Decode::kFp8Tokens;
   constexpr bool kTokenSteps = kDecodedTokens || kTokenBlocks;
@@ -687,18 +707,17 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // gives the CTA: 40 x 128 + 232 x 256, or with MX blocks 48 x 128 + 224 x 256.
   constexpr int kProducerRegisters = kMxBlocks ? 48 : 40;
   constexpr int kConsumerRegisters = kMxBlocks ? 224 : 232;
-  constexpr bool kRawA = kDecodeA || kTokenBlocks;
-  constexpr bool kRawB = kDecodeB || kTokenBlocks;
+  constexpr bool kRawA = kDecodeA;
+  constexpr bool kRawB = kDecodeB;
   static_assert(!kDecodeB || ((kOp == GG_OP_RAGGED_M) != kDecodedTokens && kAKMajor &&
                               kBKMajor && kCluster == 1 && !kSparseK),
                 "decoded operands: K-major, ragged-M or along tokens");
   static_assert(!kTokenBlocks || (kAKMajor && kBKMajor && kCluster == 1 && !kSparseK &&
                                   kShape == Sm90Tile::k128x128 &&
-                                  Cfg::kTile.raw_row_bytes_a == kFp8TokenBoxBytes &&
-                                  Cfg::kTile.raw_row_bytes_b == kFp8TokenBoxBytes &&
                                   Cfg::kScaleBytes >= (Cfg::kBlockM + Cfg::kBlockN) * 4 &&
-                                  Cfg::kBlockM + Cfg::kBlockN <= kConsumerThreads),
-                "fp8 token blocks: K-major 128 x 128 tiles of whole k-steps");
+                                  Cfg::kBlockM + Cfg::kBlockN <= kConsumerThreads &&
+                                  Cfg::kTile.split_bytes == 2 * 64 * kStepBytes),
+                "fp8 token blocks: K-major 128 x 128 tiles, a split-off tile a consumer");
   static_assert(!kMxBlocks || (kOp == GG_OP_RAGGED_M && kAKMajor && kBKMajor && kCluster == 1 &&
                                !kSparseK && kShape == Sm90Tile::k128x128 &&
                                Cfg::kScaleBytes == kSm90MxBlocksPerStep *
@@ -760,7 +779,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
     __syncthreads();
   }
 
-  const TileMap<kOp, kBlockM, kBlockN, kBlockK, kCluster, kTokenMaps, kTokenSteps> tiles{
+  const TileMap<kOp, kBlockM, kBlockN, kBlockK, kCluster, kTokenMaps, kDecodedTokens> tiles{
       p, table, (p.out.cols + kBlockN - 1) / kBlockN, rank};
   const int tile_count = tiles.count();
   const int first_unit = static_cast<int>(blockIdx.x) / kCluster;
@@ -769,14 +788,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   if (threadIdx.x < 128) {
     release_registers<kProducerRegisters>();
     if (threadIdx.x == 0) {
-      // Bytes of a row's codes in a k-step, for each operand in the raw
-      // area (a decoded one's, or fp8 along tokens: the step's 128), and
-      // the bytes a stage receives (along tokens, boxes 16 bytes wider).
-      [[maybe_unused]] const int raw_a =
-          kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : kTokenBlocks ? kBlockK : 0;
-      [[maybe_unused]] const int raw_b =
-          kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : kTokenBlocks ? kBlockK : 0;
-      constexpr int kBoxSlack = kTokenSteps ? 16 : 0;
+      // Bytes of a row's codes in a k-step, for each decoded operand in the
+      // raw area, and the bytes a stage receives (along tokens, boxes 16
+      // bytes wider).
+      [[maybe_unused]] const int raw_a = kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : 0;
+      [[maybe_unused]] const int raw_b = kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : 0;
+      constexpr int kBoxSlack = kDecodedTokens ? 16 : 0;
       const uint32_t stage_bytes = (kRawA ? kBlockM * (raw_a + kBoxSlack) : Cfg::kAStageBytes) +
                                    (kRawB ? kBlockN * (raw_b + kBoxSlack) : Cfg::kBStageBytes);
       int stage = 0;
@@ -811,7 +828,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         // codes holding the group's first token.
         [[maybe_unused]] int a_origin = 0;
         [[maybe_unused]] int b_origin = 0;
-        if constexpr (kTokenSteps) {
+        if constexpr (kDecodedTokens) {
           a_origin = int(token_box_origin(p.lhs_quant.dtype, t.k0) * raw_a / kBlockK);
           b_origin = int(token_box_origin(p.rhs_quant.dtype, t.k0) * raw_b / kBlockK);
         }
@@ -956,11 +973,11 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         token_scales.begin_tile(p, t, table.tile_prefix[t.group], decoding_thread);
       }
       // Along tokens, depths count from the group's first token, each
-      // operand's codes `shift` elements into its boxes.
+      // decoded operand's codes `shift` elements into its boxes.
       [[maybe_unused]] const int depth_end = kTokenSteps ? table.rows[t.group] : p.k_dim;
       [[maybe_unused]] int a_shift = 0;
       [[maybe_unused]] int b_shift = 0;
-      if constexpr (kTokenSteps) {
+      if constexpr (kDecodedTokens) {
         a_shift = t.k0 - int(token_box_origin(p.lhs_quant.dtype, t.k0));
         b_shift = t.k0 - int(token_box_origin(p.rhs_quant.dtype, t.k0));
       }
@@ -992,64 +1009,99 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         }
       }
       if constexpr (kTokenBlocks) {
-        // Software pipelined: a step's wgmmas run while the consumers move
-        // the next step's codes into place, so that the tensor cores do not
-        // wait on the move. A step's codes are moved in place into its
-        // stage's fp8 tiles (decoded_steps.h's Fp8TokenStep: from the
-        // group's token 128 ks, the tokens past its end zeroed; every
-        // consumer thread's loads of the boxes before any store over them),
-        // and its scales into the stage's slot (TokenScaleFeed); the
-        // consumers' barrier after it lets either consumer's wgmmas and
-        // promotion read them.
+        // Windows of 128 tokens on 16-token boundaries; a block starts `s`
+        // tokens into a window (the header says how it is split). Window w
+        // runs the split-off tile's wgmma into block w - 1's sums (s > 0),
+        // promotes them times block w - 1's scales (the slot of window
+        // w - 1's stage, which only the consumers write, a ring of stages
+        // later), then its own four wgmmas into block w's sums. Software
+        // pipelined: those four run while the consumers prepare window
+        // w + 1 (prepare_window), so the tensor cores do not wait on it.
         static_assert(!kSplit && kConsumerN == kBlockN, "each consumer 64 rows of the tile");
         float (&partial)[kConsumerN / 2] =
             *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
-        const auto move_step = [&](int ks, int into, uint32_t into_phase) {
+        const int s = t.k_first;
+        const int blocks = (depth_end + kBlockK - 1) / kBlockK;
+        uint8_t* split_tile = smem + Cfg::kSplitOffset + consumer * 64 * kStepBytes;
+        // Window w into stage `into`: the tokens outside the group zeroed in
+        // both operands; this consumer's lhs rows split (window w > 0 of a
+        // group off 16 tokens); the window's block scales into the slot (the
+        // scales of block w); then the async-proxy fence for the wgmmas.
+        const auto prepare_window = [&](int w, int into, uint32_t into_phase) {
           wait_barrier(&full[into], into_phase);
           uint8_t* base = smem + size_t(into) * Cfg::kStageBytes;
-          const int valid = depth_end - ks * kBlockK;
-          Fp8TokenStep<kBlockM, kConsumerThreads> a_codes;
-          Fp8TokenStep<kBlockN, kConsumerThreads> b_codes;
-          // One operand at a time: both operands' codes in registers at once,
-          // beside the two sets of accumulators, spilled.
-          a_codes.load(base + Cfg::kARawOffset, a_shift, valid, decoding_thread);
-          sync_consumers();
-          a_codes.store(base, decoding_thread);
-          b_codes.load(base + Cfg::kBRawOffset, b_shift, valid, decoding_thread);
-          sync_consumers();
-          b_codes.store(base + Cfg::kBTileOffset, decoding_thread);
+          const int k_begin = w == 0 ? s : 0;
+          const int k_end = min(kBlockK, depth_end + s - w * kBlockK);
+          if (k_begin > 0 || k_end < kBlockK) {
+            zero_outside<true, kBlockM, uint8_t>(base, 0, kBlockK, k_begin, k_end, decoding_thread);
+            zero_outside<true, kBlockN, uint8_t>(base + Cfg::kBTileOffset, 0, kBlockK, k_begin,
+                                                 k_end, decoding_thread);
+            if (s > 0 && w > 0) sync_consumers();  // the split reads chunks just zeroed
+          }
+          if (s > 0 && w > 0 && thread < 64) {
+            const int row = first_row + thread;
+            uint4* chunk = reinterpret_cast<uint4*>(base + swizzled_chunk_offset(row, 0));
+            const uint4 codes = *chunk;
+            uint32_t before[4];
+            uint32_t from[4];
+            split_window_chunk({codes.x, codes.y, codes.z, codes.w}, s, before, from);
+            *chunk = make_uint4(from[0], from[1], from[2], from[3]);
+            *reinterpret_cast<uint4*>(split_tile + swizzled_chunk_offset(thread, 0)) =
+                make_uint4(before[0], before[1], before[2], before[3]);
+            *reinterpret_cast<uint4*>(split_tile + swizzled_chunk_offset(thread, 1)) =
+                make_uint4(0, 0, 0, 0);
+          }
           token_scales.store(reinterpret_cast<float*>(base + Cfg::kScaleOffset), decoding_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-          token_scales.load_after(ks, t.k_steps);
+          token_scales.load_after(w, blocks);
+        };
+        const auto block_scales = [&](int of_stage) {
+          return token_step_scales<kBlockN>(
+              reinterpret_cast<const float*>(smem + size_t(of_stage) * Cfg::kStageBytes +
+                                             Cfg::kScaleOffset),
+              first_row, thread);
         };
 #pragma unroll
         for (int i = 0; i < kConsumerN / 2; ++i) acc[i] = 0.0f;
         if (t.k_steps > 0) {
-          move_step(0, stage, phase);
+          prepare_window(0, stage, phase);
           sync_consumers();
           __syncwarp();  // wgmma's .aligned forms need the warp converged again
         }
-        for (int ks = 0; ks < t.k_steps; ++ks) {
+        int last_stage = stage;
+        for (int w = 0; w < t.k_steps; ++w) {
           uint8_t* base = smem + size_t(stage) * Cfg::kStageBytes;
           const uint64_t desc_a = operand_desc<true>(base + first_row * 128);
           const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
+          if (w > 0) {
+            if (s > 0) {  // block w - 1's last s tokens
+              fence_accumulators(partial);
+              wgmma_fence();
+              wgmma<kConsumerN, T, 0, 0>(partial, operand_desc<true>(split_tile), desc_b, 1, 1);
+              wgmma_commit();
+              wgmma_wait<0>();
+              fence_accumulators(partial);
+            }
+            promote(acc, partial, block_scales(last_stage));
+          }
           block_wgmmas(partial, desc_a, desc_b, 0, kBlockK / kSliceK);
           const int next_stage = stage + 1 == Cfg::kStages ? 0 : stage + 1;
           const uint32_t next_phase = next_stage == 0 ? phase ^ 1 : phase;
-          if (ks + 1 < t.k_steps) move_step(ks + 1, next_stage, next_phase);
+          if (w + 1 < t.k_steps) prepare_window(w + 1, next_stage, next_phase);
           wgmma_wait<0>();
           fence_accumulators(partial);
           release(stage);
-          promote(acc, partial,
-                  token_step_scales<kBlockN>(
-                      reinterpret_cast<const float*>(base + Cfg::kScaleOffset), first_row, thread));
+          last_stage = stage;
           stage = next_stage;
           phase = next_phase;
-          if (ks + 1 < t.k_steps) {
+          if (w + 1 < t.k_steps) {
             sync_consumers();
             __syncwarp();
           }
         }
+        // The last window's sums are a block's unless it held only the end
+        // of the block before (its tokens from s past the group).
+        if (t.k_steps > 0 && t.k_steps <= blocks) promote(acc, partial, block_scales(last_stage));
       } else {
         // Block-scaled fp8: the steps' scales, each loaded a step ahead, and
         // the promoted accumulators, zeroed.

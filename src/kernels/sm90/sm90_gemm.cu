@@ -528,16 +528,12 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   // prefill within the noise).
   p.out.evict_first = true;
   log_choice(plan, p.out);
-  if (shape.sm90_decode == Sm90Decode::kTokens || shape.sm90_decode == Sm90Decode::kFp8Tokens) {
+  if (shape.sm90_decode == Sm90Decode::kTokens) {
     // The codes of columnwise copies [P, M] and [Q, M], boxed along the tokens.
-    const auto box_bytes = [&](gg_dtype type) {
-      return shape.sm90_decode == Sm90Decode::kFp8Tokens ? kFp8TokenBoxBytes
-                                                         : token_box_bytes(type);
-    };
     ok = raw_operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, m, pdim, 1, d.lhs.strides[0], 0,
-                         block_m, box_bytes(d.lhs.dtype), &why) &&
+                         block_m, token_box_bytes(d.lhs.dtype), &why) &&
          raw_operand_map(&p.b_map, d.rhs.dtype, d.rhs.data, m, qdim, 1, d.rhs.strides[0], 0,
-                         b_box_rows, box_bytes(d.rhs.dtype), &why);
+                         b_box_rows, token_box_bytes(d.rhs.dtype), &why);
   } else {
     ok = operand_map(&p.a_map, d.lhs.dtype, d.lhs.data, a_kmajor ? m : pdim,
                      a_kmajor ? pdim : m, 1, d.lhs.strides[0], 0, a_kmajor, block_m, &why) &&
