@@ -512,7 +512,8 @@ TEST(BuildPaths, Sm90Fp8NeedsKMajorAlignedOperandsAndVerifiedKernels) {
     EXPECT_EQ(refusal(p), gate.empty() ? "" : "sm90 path: " + gate);
     set_operand_formats(&p, token_blocks);
     const std::string blocks_gate =
-        gg::unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
+        gg::unverified_kernel_refusal(
+            "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients on split windows");
     EXPECT_EQ(refusal(p), blocks_gate.empty() ? "" : "sm90 path: " + blocks_gate);
   }
 }

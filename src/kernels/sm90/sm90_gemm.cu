@@ -258,7 +258,8 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
     return unverified_kernel_refusal("the sm90 fp8 kernels for per-expert weights");
   }
   if (token_blocks) {
-    return unverified_kernel_refusal("the sm90 fp8 kernels for 1x128 x 1x128 weight gradients");
+    return unverified_kernel_refusal(
+        "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients on split windows");
   }
   return unverified_kernel_refusal("the sm90 fp8 kernels");
 }
