@@ -214,6 +214,26 @@ TEST(Sm90DecodedSteps, TokenBoxesStartAlignedAndHoldTheStep) {
   }
 }
 
+// A chunk's byte mask keeps exactly its bytes in [first, end), whatever the
+// bounds (before the chunk, inside it, past it, or crossed): what the
+// consumers' zeroing of tokens outside a group (zero_outside) keeps of each
+// 16-byte chunk, one word at a time.
+TEST(Sm90DecodedSteps, ChunkByteMasksKeepTheBytesInRange) {
+  for (int first = -20; first <= 36; ++first) {
+    for (int end = -20; end <= 36; ++end) {
+      for (int word = 0; word < 4; ++word) {
+        uint32_t want = 0;
+        for (int b = 0; b < 4; ++b) {
+          const int byte = 4 * word + b;
+          if (byte >= first && byte < end) want |= 0xFFu << (8 * b);
+        }
+        ASSERT_EQ(chunk_bytes_mask(word, first, end), want)
+            << "first " << first << " end " << end << " word " << word;
+      }
+    }
+  }
+}
+
 // fp8 with 1 x 128 blocks along the tokens: a window's first 16 lhs codes
 // of a row, split at every s a group's start gives (0-15), are the block
 // before's codes [0, s) and zeros, and zeros and this block's codes [s, 16):

@@ -286,6 +286,16 @@ GG_HD ChunkScaleEntries chunk_scale_entries(const portable::QuantOperand& q, int
 // Bytes of a row of a token step's box: a step's codes and 16 more.
 GG_HD int token_box_bytes(gg_dtype dtype) { return raw_step_bytes(dtype) + 16; }
 
+// The bits of word `word` (0-3) of a 16-byte chunk that hold its bytes
+// [first, end), either bound anywhere (clamped to the chunk): the mask that
+// keeps those bytes and zeroes the others.
+GG_HD uint32_t chunk_bytes_mask(int word, int first, int end) {
+  const auto below = [](int bit) {  // the word's bits under `bit`
+    return bit >= 32 ? 0xFFFFFFFFu : bit <= 0 ? 0u : (1u << bit) - 1u;
+  };
+  return below(8 * end - 32 * word) & ~below(8 * first - 32 * word);
+}
+
 // The first token of a group's boxes: its first token, rounded down to a
 // 16-byte chunk of codes (16 fp8 or 32 e2m1 elements).
 GG_HD int64_t token_box_origin(gg_dtype dtype, int64_t start) {
@@ -331,8 +341,7 @@ GG_HD void token_chunk_codes(const uint8_t* row, int offset, int shift, gg_dtype
 GG_HD void split_window_chunk(const uint32_t (&chunk)[4], int s, uint32_t (&before)[4],
                               uint32_t (&from)[4]) {
   for (int i = 0; i < 4; ++i) {
-    const int kept = 8 * s - 32 * i;  // bits of this word before the split
-    const uint32_t mask = kept >= 32 ? 0xFFFFFFFFu : kept <= 0 ? 0u : (1u << kept) - 1u;
+    const uint32_t mask = chunk_bytes_mask(i, 0, s);
     before[i] = chunk[i] & mask;
     from[i] = chunk[i] & ~mask;
   }
