@@ -271,6 +271,64 @@ TEST(Sm90DecodedSteps, Fp8WindowChunksSplitAtTheBlockStart) {
   }
 }
 
+// The window loop of the fp8 1 x 128 weight gradient (the kernel's, step
+// for step: zeros outside the group in both operands, the lhs's first s
+// tokens of each window after the first split off and contracted into the
+// block before's sums, those promoted times that block's scales before the
+// window's own products start the next block's sums, and the last sums
+// promoted if they are a block's) gives each group's sum over its blocks of
+// their scales times their products, for every start offset s and every
+// size around the windows' and blocks' edges, in exact small integers. Its
+// windows are the k-steps the kernel's tile map gives a group from its
+// first token rounded down to 16.
+TEST(Sm90DecodedSteps, Fp8TokenWindowsSumEachBlockOnceTimesItsScales) {
+  for (int s = 0; s < 16; ++s) {
+    for (int rows : {0, 1, 2, 15, 16, 17, 111, 112, 113, 127, 128, 129, 240, 255, 256, 257, 400}) {
+      SCOPED_TRACE(testing::Message() << "s " << s << " rows " << rows);
+      const Fp8TokenWindows windows{s, rows};
+      const int64_t start = 1024 + s;  // a start with this offset into its 16
+      const int64_t k0 = start & ~int64_t{15};
+      EXPECT_EQ(windows.windows(), rows == 0 ? 0 : (start + rows - k0 + 127) / 128);
+      // Token i's lhs and rhs codes; a token outside the group holds junk
+      // the zeros must keep out; block b's scale product, NaN past the
+      // group's blocks (their scales are not the group's to read).
+      const auto lhs = [&](int i) { return i < 0 || i >= rows ? 1000.0 : double(i % 7 - 3); };
+      const auto rhs = [&](int i) { return i < 0 || i >= rows ? -999.0 : double(i % 5 - 2); };
+      const auto scale = [&](int b) {
+        return b < windows.blocks() ? double(1 << (b % 4)) : double(NAN);
+      };
+      double want = 0;
+      for (int i = 0; i < rows; ++i) want += lhs(i) * rhs(i) * scale(i / 128);
+      double acc = 0;
+      double partial = 0;
+      for (int w = 0; w < windows.windows(); ++w) {
+        double a[128];
+        double b[128];
+        double split[128] = {};
+        for (int p = 0; p < 128; ++p) {
+          const int i = 128 * w + p - s;
+          const bool inside = p >= windows.k_begin(w) && p < windows.k_end(w);
+          a[p] = inside ? lhs(i) : 0;
+          b[p] = inside ? rhs(i) : 0;
+        }
+        if (windows.splits(w)) {
+          for (int p = 0; p < s; ++p) {
+            split[p] = a[p];
+            a[p] = 0;
+          }
+          for (int p = 0; p < 32; ++p) partial += split[p] * b[p];
+        }
+        if (w > 0) acc += partial * scale(w - 1);
+        partial = 0;
+        for (int p = 0; p < 128; ++p) partial += a[p] * b[p];
+      }
+      if (windows.last_is_block()) acc += partial * scale(windows.windows() - 1);
+      EXPECT_EQ(acc, want);
+      EXPECT_EQ(windows.blocks(), (rows + 127) / 128);
+    }
+  }
+}
+
 // Along tokens, every element of a group's chunk (depths from the group's
 // start, scale rows from its first block column) reads the entry that
 // BlockScaleIndex's token blocks give it (ragged-K columnwise copies: each

@@ -338,6 +338,28 @@ GG_HD void token_chunk_codes(const uint8_t* row, int offset, int shift, gg_dtype
 // window's row split at s: `before`, the codes of the block before (those
 // from s on zeroed), and `from`, this block's (those before s zeroed); the
 // two together are the chunk.
+// The windows of one group of `rows` tokens whose first lies `s` (0-15)
+// into its first window (its start % 16), window w holding the group's
+// tokens 128 w - s + p at positions p: which positions hold group tokens
+// (the others are zeroed in both operands), whether a window's first s
+// positions close the block before (split off the lhs), and whether the
+// sums left after the last window are a block's. The kernel's window loop
+// follows it; a CPU test runs the same loop against the blocks' sums.
+struct Fp8TokenWindows {
+  int s;
+  int rows;
+  GG_HD int windows() const { return rows == 0 ? 0 : (rows + s + 127) / 128; }
+  GG_HD int blocks() const { return (rows + 127) / 128; }
+  GG_HD int k_begin(int w) const { return w == 0 ? s : 0; }
+  GG_HD int k_end(int w) const {
+    const int end = rows + s - 128 * w;
+    return end < 128 ? end : 128;
+  }
+  GG_HD bool splits(int w) const { return s > 0 && w > 0; }
+  // The last window may hold only the end of the block before it.
+  GG_HD bool last_is_block() const { return windows() > 0 && windows() <= blocks(); }
+};
+
 GG_HD void split_window_chunk(const uint32_t (&chunk)[4], int s, uint32_t (&before)[4],
                               uint32_t (&from)[4]) {
   for (int i = 0; i < 4; ++i) {

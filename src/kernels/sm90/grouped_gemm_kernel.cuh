@@ -1026,8 +1026,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         static_assert(!kSplit && kConsumerN == kBlockN, "each consumer 64 rows of the tile");
         float (&partial)[kConsumerN / 2] =
             *reinterpret_cast<float(*)[kConsumerN / 2]>(tile_partial);
-        const int s = t.k_first;
-        const int blocks = (depth_end + kBlockK - 1) / kBlockK;
+        static_assert(kBlockK == 128, "windows of 128 fp8 tokens");
+        const Fp8TokenWindows windows{t.k_first, depth_end};  // t.k_steps of them
         uint8_t* split_tile = smem + Cfg::kSplitOffset + consumer * 64 * kStepBytes;
         // Window w into stage `into`: the tokens outside the group zeroed in
         // both operands; this consumer's lhs rows split (window w > 0 of a
@@ -1036,21 +1036,21 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
         const auto prepare_window = [&](int w, int into, uint32_t into_phase) {
           wait_barrier(&full[into], into_phase);
           uint8_t* base = smem + size_t(into) * Cfg::kStageBytes;
-          const int k_begin = w == 0 ? s : 0;
-          const int k_end = min(kBlockK, depth_end + s - w * kBlockK);
+          const int k_begin = windows.k_begin(w);
+          const int k_end = windows.k_end(w);
           if (k_begin > 0 || k_end < kBlockK) {
             zero_outside<true, kBlockM, uint8_t>(base, 0, kBlockK, k_begin, k_end, decoding_thread);
             zero_outside<true, kBlockN, uint8_t>(base + Cfg::kBTileOffset, 0, kBlockK, k_begin,
                                                  k_end, decoding_thread);
-            if (s > 0 && w > 0) sync_consumers();  // the split reads chunks just zeroed
+            if (windows.splits(w)) sync_consumers();  // the split reads chunks just zeroed
           }
-          if (s > 0 && w > 0 && thread < 64) {
+          if (windows.splits(w) && thread < 64) {
             const int row = first_row + thread;
             uint4* chunk = reinterpret_cast<uint4*>(base + swizzled_chunk_offset(row, 0));
             const uint4 codes = *chunk;
             uint32_t before[4];
             uint32_t from[4];
-            split_window_chunk({codes.x, codes.y, codes.z, codes.w}, s, before, from);
+            split_window_chunk({codes.x, codes.y, codes.z, codes.w}, windows.s, before, from);
             *chunk = make_uint4(from[0], from[1], from[2], from[3]);
             *reinterpret_cast<uint4*>(split_tile + swizzled_chunk_offset(thread, 0)) =
                 make_uint4(before[0], before[1], before[2], before[3]);
@@ -1059,7 +1059,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           }
           token_scales.store(reinterpret_cast<float*>(base + Cfg::kScaleOffset), decoding_thread);
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-          token_scales.load_after(w, blocks);
+          token_scales.load_after(w, windows.blocks());
         };
         const auto block_scales = [&](int of_stage) {
           return token_step_scales<kBlockN>(
@@ -1080,7 +1080,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           const uint64_t desc_a = operand_desc<true>(base + first_row * 128);
           const uint64_t desc_b = operand_desc<true>(base + Cfg::kBTileOffset);
           if (w > 0) {
-            if (s > 0) {  // block w - 1's last s tokens
+            if (windows.splits(w)) {  // block w - 1's last s tokens
               fence_accumulators(partial);
               wgmma_fence();
               wgmma<kConsumerN, T, 0, 0>(partial, operand_desc<true>(split_tile), desc_b, 1, 1);
@@ -1105,9 +1105,7 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
             __syncwarp();
           }
         }
-        // The last window's sums are a block's unless it held only the end
-        // of the block before (its tokens from s past the group).
-        if (t.k_steps > 0 && t.k_steps <= blocks) promote(acc, partial, block_scales(last_stage));
+        if (windows.last_is_block()) promote(acc, partial, block_scales(last_stage));
       } else {
         // Block-scaled fp8: the steps' scales, each loaded a step ahead, and
         // the promoted accumulators, zeroed.
