@@ -52,20 +52,17 @@ constexpr const char* kVerified[] = {
     "the sm90 decoding kernels for per-expert weight gradients",
     "the sm90 fp8 kernels for per-expert weights",
     "the sm90 decoding kernels for per-expert weights",
-    // The sm90 fp8 weight gradient with 1x128 blocks along the tokens
-    // (codes moved into fp8 tiles at each group's first token) passed
-    // tests/gpu/sm90_fp8_test.cpp, quantized_test.cpp, the TMA coordinates
-    // probe, its compute-sanitizer runs and the torch CUDA recipe tests
-    // (fp8_blockwise steps, graph replay) on an H100 80GB HBM3 on
-    // 2026-12-07; its revision with 16-byte loads and column scales shared
-    // through shared memory passed the GPU tests and the torch CUDA tests
-    // of the blockwise products on an H200 the same day, and its software-
-    // pipelined revision (codes moved in place under the previous step's
-    // wgmmas) the whole GPU suite, its compute-sanitizer runs and the
-    // Python tests on CUDA on an H100 80GB HBM3 the same day, as did its
-    // revision that moves the steps inside a group without selects and
-    // feeds both operands' scales through the stage (TokenScaleFeed).
-    "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients",
+    // The sm90 fp8 weight gradient with 1x128 blocks along the tokens, on
+    // 128-token windows loaded straight into the fp8 tiles, each block's
+    // first tokens split off at the window's start (the revision after the
+    // one whose consumers moved every step's codes in place), with the
+    // ragged-K consumers' masked 16-byte zeroing: tests/gpu/sm90_fp8_test.cpp
+    // (sm90 and auto), the ragged-K, graph, exact, size, determinism and
+    // bad-size suites of every path, the TMA coordinates probe, the
+    // compute-sanitizer runs (memcheck, racecheck, synccheck) of the fp8
+    // small cases and the torch CUDA blockwise tests passed on an H100 80GB
+    // HBM3 on 2026-12-08.
+    "the sm90 fp8 kernels for 1x128 x 1x128 weight gradients on split windows",
     // The sm90 mxfp8 kernels (fp8 wgmma, each 32-deep block promoted times
     // its MX scales; ragged-M, e4m3 or e5m2 x K-major e4m3 weights, stacked
     // or per expert) passed tests/gpu/sm90_decoded_test.cpp, their

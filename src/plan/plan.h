@@ -219,7 +219,9 @@ constexpr int64_t kSm90SparseKTokens = 128;
 // into both (TMA multicast). Long groups gain from halving B's traffic from
 // L2 (DeepSeek-V3 16384-token skewed wgrad 1.24-1.32x on an H100); short
 // ones lose more to the pair's lockstep (128-token groups: 0.92-0.97x), and
-// ragged-M pairs were never faster on prefill (0.88-1.00x).
+// ragged-M pairs were never faster on prefill (bf16 pairs of m-tiles
+// 0.88-1.00x; fp8 1 x 128 x 128 x 128 pairs of n-tiles sharing A, on an
+// H100, 0.95-0.98x).
 constexpr int64_t kSm90MulticastTokens = 512;
 
 struct Sm90Plan {
