@@ -5,7 +5,9 @@
 # with changed sizes): small enough that the slow tools stay quick, and they
 # reach the kernels' edges (partial tiles, empty groups, clamped sizes).
 # Each suite's cases are split into GG_SANITIZE_SHARDS gtest shards (default:
-# half the CPU cores, at most 8) run side by side on the one GPU: the tools
+# half the CPU cores, at most 8; no more than the cases the filter selects,
+# since compute-sanitizer fails a shard that runs no kernel) run side by
+# side on the one GPU: the tools
 # spend most of their time on the host, one process at a time leaves the GPU
 # idle, and racecheck over the GEMM cases alone otherwise takes over 8 minutes.
 # Prints one summary line per suite and tool; exits non-zero when a tool
@@ -45,6 +47,8 @@ total() {  # total <pattern> <logs...>: the sum over the logs of the number <pat
 
 failed_tools=0
 for binary in $binaries; do
+cases=$("$binary" --gtest_filter="$filter" --gtest_list_tests | grep -c '^  ')
+binary_shards=$(( cases < 1 ? 1 : (cases < shards ? cases : shards) ))
 for tool in $tools; do
   prefix=$logs/$(basename "$binary")-$tool
   options=(--tool "$tool" --error-exitcode 99)
@@ -52,8 +56,8 @@ for tool in $tools; do
   start=$SECONDS
   rm -f "$prefix"-*.log
   pids=()
-  for shard in $(seq 0 $((shards - 1))); do
-    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard \
+  for shard in $(seq 0 $((binary_shards - 1))); do
+    GTEST_TOTAL_SHARDS=$binary_shards GTEST_SHARD_INDEX=$shard \
       "$sanitizer" "${options[@]}" "$binary" --gtest_filter="$filter" >"$prefix-$shard.log" 2>&1 &
     pids+=($!)
   done
@@ -81,7 +85,7 @@ for tool in $tools; do
     verdict="FAIL(rc=$rc)"
   fi
   printf '%-22s %-10s %-24s %s reported in %s of %s shards; tests: %s passed, %s failed, %s skipped; %ss\n' \
-    "$(basename "$binary")" "$tool" "$verdict" "$reports" "$summaries" "$shards" \
+    "$(basename "$binary")" "$tool" "$verdict" "$reports" "$summaries" "$binary_shards" \
     "$passed" "$failed" "$skipped" "$((SECONDS - start))"
   if [ "$verdict" != PASS ]; then
     failed_tools=$((failed_tools + 1))
