@@ -713,8 +713,6 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
   // gives the CTA: 40 x 128 + 232 x 256, or with MX blocks 48 x 128 + 224 x 256.
   constexpr int kProducerRegisters = kMxBlocks ? 48 : 40;
   constexpr int kConsumerRegisters = kMxBlocks ? 224 : 232;
-  constexpr bool kRawA = kDecodeA;
-  constexpr bool kRawB = kDecodeB;
   static_assert(!kDecodeB || ((kOp == GG_OP_RAGGED_M) != kDecodedTokens && kAKMajor &&
                               kBKMajor && kCluster == 1 && !kSparseK),
                 "decoded operands: K-major, ragged-M or along tokens");
@@ -800,8 +798,8 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
       [[maybe_unused]] const int raw_a = kDecodeA ? raw_step_bytes(p.lhs_quant.dtype) : 0;
       [[maybe_unused]] const int raw_b = kDecodeB ? raw_step_bytes(p.rhs_quant.dtype) : 0;
       constexpr int kBoxSlack = kDecodedTokens ? 16 : 0;
-      const uint32_t stage_bytes = (kRawA ? kBlockM * (raw_a + kBoxSlack) : Cfg::kAStageBytes) +
-                                   (kRawB ? kBlockN * (raw_b + kBoxSlack) : Cfg::kBStageBytes);
+      const uint32_t stage_bytes = (kDecodeA ? kBlockM * (raw_a + kBoxSlack) : Cfg::kAStageBytes) +
+                                   (kDecodeB ? kBlockN * (raw_b + kBoxSlack) : Cfg::kBStageBytes);
       int stage = 0;
       uint32_t phase = 0;
       int mapped_group = -1;  // the group whose own maps this thread has acquired
@@ -850,12 +848,12 @@ __global__ void __launch_bounds__(kThreads, 1) grouped_gemm_kernel(const __grid_
           // (ragged-M: k0 is 0) or along the tokens from the origin.
           uint8_t* a_raw = a_stage + Cfg::kARawOffset;
           uint8_t* b_raw = a_stage + Cfg::kBRawOffset;
-          if constexpr (kRawA) {
+          if constexpr (kDecodeA) {
             load_box<false>(a_map, a_raw, {a_origin + ks * raw_a, t.a_mn, 0}, &full[stage]);
           } else {
             load_operand<kAKMajor, kBlockM>(a_map, a_stage, t.a_mn, k, 0, &full[stage]);
           }
-          if constexpr (kRawB) {
+          if constexpr (kDecodeB) {
             load_box<false>(b_map, b_raw, {b_origin + ks * raw_b, t.b_mn, t.b_group},
                             &full[stage]);
           } else if constexpr (kCluster == 1) {
