@@ -47,6 +47,11 @@ Plan plan_gemm(const GemmShape& shape) {
   return plan;
 }
 
+bool plan_skinny(const GemmShape& shape) {
+  return shape.op == GG_OP_RAGGED_M && shape.decoded && !shape.block_scaled &&
+         shape.groups <= kSkinnyMaxGroups && shape.m / shape.groups <= kSkinnyGroupRows;
+}
+
 GemmShape gemm_shape(const gg_gemm_desc& d, int sm_count, int compute_capability) {
   GemmShape shape{d.op, 0, 0, 0, d.num_groups, d.lhs.dtype, sm_count, compute_capability};
   if (d.op == GG_OP_RAGGED_M) {

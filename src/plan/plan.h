@@ -105,6 +105,18 @@ constexpr int64_t kShortGroupRows = 64;
 
 Plan plan_gemm(const GemmShape& shape);
 
+// The skinny kernel (kernels/skinny/): ragged-M products of quantized
+// weights whose groups average at most kSkinnyGroupRows rows, on either GPU
+// path, in place of the path's tiles: it decodes each weight once for up to
+// 16 of a group's tokens, where a 64- or 128-row tile decodes it for rows
+// that are not there. Its CTAs hold a table of at most kSkinnyMaxGroups
+// groups. Whether the operands' formats and layouts suit it is the
+// kernel's own question (skinny_gemm.h).
+constexpr int64_t kSkinnyGroupRows = 32;
+constexpr int64_t kSkinnyMaxGroups = 4096;
+
+bool plan_skinny(const GemmShape& shape);
+
 // The problem of a validated descriptor in plan terms, on a device with
 // `sm_count` SMs of compute capability `compute_capability`.
 GemmShape gemm_shape(const gg_gemm_desc& desc, int sm_count, int compute_capability);

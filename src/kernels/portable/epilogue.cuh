@@ -104,6 +104,36 @@ __device__ __forceinline__ void store_pair(void* base, gg_dtype type, int64_t in
   }
 }
 
+// Finishes output (row, col) and, where `pair`, (row, col + 1) from their
+// accumulators x and y, and stores them; both inside the tile's bounds.
+template <class Tile>
+__device__ __forceinline__ void finish_pair(const Tile& out, int64_t row, int64_t col, float x,
+                                            float y, bool pair) {
+  const int64_t index = row * out.row_stride + col;
+  float2 v = make_float2(out.alpha * x, out.alpha * y);
+  if constexpr (cuda::std::is_same_v<Tile, ScaledOutputTile>) {
+    const float row_scale =
+        out.row_scales != nullptr ? out.row_scales[row * out.row_scale_stride] : 1.0f;
+    v.x *= row_scale;
+    v.y *= row_scale;
+    if (out.col_scales != nullptr) {
+      v.x *= out.col_scales[col * out.col_scale_stride];
+      if (pair) v.y *= out.col_scales[(col + 1) * out.col_scale_stride];
+    }
+  }
+  if (out.beta != 0.0f) {
+    const float2 old = load_pair(out.matrix, out.type, index, pair);
+    v.x += out.beta * old.x;
+    v.y += out.beta * old.y;
+  }
+  if (out.bias != nullptr) {
+    const float2 bias = load_pair(out.bias, out.bias_type, col, pair);
+    v.x += bias.x;
+    v.y += bias.y;
+  }
+  store_pair(out.matrix, out.type, index, v, pair);
+}
+
 // Finishes one warp's accumulators: acc[i][j] is the 16x8 block at tile rows
 // warp_row0 + 16 i, columns warp_col0 + 8 j.
 template <class Tile, int kBlocksM, int kBlocksN>
@@ -119,30 +149,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kBlocksM][kBlocksN
         const int64_t row = out.row_begin + warp_row0 + 16 * i + accumulator_row(lane, e);
         const int64_t col = out.col_begin + warp_col0 + 8 * j + accumulator_col(lane, e);
         if (row >= out.row_end || col >= out.col_end) continue;
-        const bool pair = col + 1 < out.col_end;
-        const int64_t index = row * out.row_stride + col;
-        float2 v = make_float2(out.alpha * acc[i][j][e], out.alpha * acc[i][j][e + 1]);
-        if constexpr (cuda::std::is_same_v<Tile, ScaledOutputTile>) {
-          const float row_scale =
-              out.row_scales != nullptr ? out.row_scales[row * out.row_scale_stride] : 1.0f;
-          v.x *= row_scale;
-          v.y *= row_scale;
-          if (out.col_scales != nullptr) {
-            v.x *= out.col_scales[col * out.col_scale_stride];
-            if (pair) v.y *= out.col_scales[(col + 1) * out.col_scale_stride];
-          }
-        }
-        if (out.beta != 0.0f) {
-          const float2 old = load_pair(out.matrix, out.type, index, pair);
-          v.x += out.beta * old.x;
-          v.y += out.beta * old.y;
-        }
-        if (out.bias != nullptr) {
-          const float2 bias = load_pair(out.bias, out.bias_type, col, pair);
-          v.x += bias.x;
-          v.y += bias.y;
-        }
-        store_pair(out.matrix, out.type, index, v, pair);
+        finish_pair(out, row, col, acc[i][j][e], acc[i][j][e + 1], col + 1 < out.col_end);
       }
     }
   }

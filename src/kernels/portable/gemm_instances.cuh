@@ -28,8 +28,9 @@ using Launcher = cudaError_t (*)(const GemmParams&, int64_t, int, cudaStream_t);
 // CTAs of `kernel` that fit on one SM of the current device, after allowing it
 // `smem_bytes` of dynamic shared memory; 0 with *error set on failure.
 // `cache` holds the answer per device (0: not asked yet).
-inline int resident_ctas(void (*kernel)(GemmParams), int threads, int smem_bytes,
-                         std::atomic<int> (&cache)[kMaxDevices], cudaError_t* error) {
+template <class KernelParams>
+int resident_ctas(void (*kernel)(KernelParams), int threads, int smem_bytes,
+                  std::atomic<int> (&cache)[kMaxDevices], cudaError_t* error) {
   int device = 0;
   *error = cudaGetDevice(&device);
   if (*error != cudaSuccess) return 0;

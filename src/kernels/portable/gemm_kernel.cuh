@@ -126,12 +126,6 @@ struct PortableGemm {
     }
   }
 
-  // Rowwise scales of group g of quantized operand q (null without).
-  static __device__ __forceinline__ const float* rowwise_scales(const QuantOperand& q,
-                                                                int64_t g) {
-    if (q.scaling != GG_BLOCK_ROWWISE) return nullptr;
-    return reinterpret_cast<const float*>(group_scales(q, g));
-  }
   static __device__ __forceinline__ float beta_of(const GemmParams& p, int64_t g) {
     return p.beta_per_group != nullptr ? p.beta_per_group[g] : p.beta;
   }

@@ -14,6 +14,7 @@
 #include "groupgemm/groupgemm.h"
 #include "kernels/portable/operand_decode.h"
 #include "kernels/tile_scheduler.h"
+#include "plan/plan.h"
 
 namespace gg::portable {
 
@@ -85,5 +86,9 @@ constexpr size_t kRecordsOffset = 32;
 constexpr size_t metadata_scratch_bytes(int32_t groups) {
   return kRecordsOffset + static_cast<size_t>(groups) * sizeof(GroupRecord);
 }
+
+// The kernels' view of a validated descriptor whose plan shape is `shape`,
+// with the metadata scratch at `scratch` (host code: portable_gemm.cpp).
+GemmParams gemm_params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch);
 
 }  // namespace gg::portable

@@ -146,6 +146,12 @@ GG_HD const uint8_t* group_scales(const QuantOperand& q, int64_t g) {
   return static_cast<const uint8_t*>(q.block_scales) + g * q.scale_group_stride;
 }
 
+// The rowwise scales of group g (GG_BLOCK_ROWWISE; null without).
+GG_HD const float* rowwise_scales(const QuantOperand& q, int64_t g) {
+  if (q.scaling != GG_BLOCK_ROWWISE) return nullptr;
+  return reinterpret_cast<const float*>(group_scales(q, g));
+}
+
 // The fp32 tensor or group scale of group g (1 without).
 GG_HD float fp32_scale(const QuantOperand& q, int64_t g) {
   switch (q.extent) {

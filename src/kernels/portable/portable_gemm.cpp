@@ -29,6 +29,7 @@
 #include "kernels/portable/gemm_params.h"
 #include "kernels/portable/launch.h"
 #include "kernels/portable/quant_operand.h"
+#include "kernels/skinny/skinny_gemm.h"
 #include "kernels/tile_scheduler.h"
 #include "kernels/verified_kernels.h"
 #include "plan/plan.h"
@@ -77,40 +78,6 @@ gg_status cuda_failure(const char* what, cudaError_t error) {
 
 // Row stride of a rank-2 or rank-3 view; the group stride of a rank-3 one.
 int64_t row_stride(const gg_tensor& t) { return t.strides[t.rank - 2]; }
-
-portable::GemmParams params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch) {
-  portable::GemmParams p{};
-  p.op = d.op;
-  p.groups = d.num_groups;
-  p.records =
-      reinterpret_cast<const GroupRecord*>(static_cast<char*>(scratch) + portable::kRecordsOffset);
-  p.total_m_tiles = static_cast<const int64_t*>(scratch);
-  p.out_rows = d.op == GG_OP_RAGGED_K ? shape.m : 0;
-  p.out_cols = shape.n;
-  p.depth = d.op == GG_OP_RAGGED_M ? shape.k : 0;
-  p.lhs = d.lhs.data;
-  p.lhs_stride = row_stride(d.lhs);
-  p.rhs = d.rhs.data;
-  p.rhs_stride = row_stride(d.rhs);
-  p.rhs_group_stride = d.rhs.rank == 3 ? d.rhs.strides[0] : 0;
-  p.rhs_pointers = is_pointer_array(d.rhs);
-  p.out = d.out.data;
-  p.out_type = d.out.dtype;
-  p.out_stride = row_stride(d.out);
-  p.out_group_stride = d.out.rank == 3 ? d.out.strides[0] : 0;
-  p.out_pointers = is_pointer_array(d.out);
-  p.zero_rows_end = (d.flags & GG_GEMM_ZERO_UNUSED_ROWS) ? d.out.shape[0] : 0;
-  p.bias = d.bias.data;
-  p.bias_type = d.bias.dtype;
-  p.bias_stride = d.bias.data != nullptr ? d.bias.strides[0] : 0;
-  p.alpha = d.alpha.value;
-  p.beta = d.beta.value;
-  p.alpha_per_group = d.alpha.per_group;
-  p.beta_per_group = d.beta.per_group;
-  p.lhs_quant = portable::quant_operand_of(d.lhs, d.op == GG_OP_RAGGED_M || d.lhs_layout == GG_LAYOUT_T, d);
-  p.rhs_quant = portable::quant_operand_of(d.rhs, d.rhs_layout == GG_LAYOUT_T, d);
-  return p;
-}
 
 // A host-side bound on the tile count, which the device-side sizes cannot
 // exceed: it caps the grid of small problems.
@@ -176,6 +143,40 @@ std::string quantized_refusal(const gg_gemm_desc& d) {
 
 }  // namespace
 
+portable::GemmParams portable::gemm_params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch) {
+  portable::GemmParams p{};
+  p.op = d.op;
+  p.groups = d.num_groups;
+  p.records =
+      reinterpret_cast<const GroupRecord*>(static_cast<char*>(scratch) + portable::kRecordsOffset);
+  p.total_m_tiles = static_cast<const int64_t*>(scratch);
+  p.out_rows = d.op == GG_OP_RAGGED_K ? shape.m : 0;
+  p.out_cols = shape.n;
+  p.depth = d.op == GG_OP_RAGGED_M ? shape.k : 0;
+  p.lhs = d.lhs.data;
+  p.lhs_stride = row_stride(d.lhs);
+  p.rhs = d.rhs.data;
+  p.rhs_stride = row_stride(d.rhs);
+  p.rhs_group_stride = d.rhs.rank == 3 ? d.rhs.strides[0] : 0;
+  p.rhs_pointers = is_pointer_array(d.rhs);
+  p.out = d.out.data;
+  p.out_type = d.out.dtype;
+  p.out_stride = row_stride(d.out);
+  p.out_group_stride = d.out.rank == 3 ? d.out.strides[0] : 0;
+  p.out_pointers = is_pointer_array(d.out);
+  p.zero_rows_end = (d.flags & GG_GEMM_ZERO_UNUSED_ROWS) ? d.out.shape[0] : 0;
+  p.bias = d.bias.data;
+  p.bias_type = d.bias.dtype;
+  p.bias_stride = d.bias.data != nullptr ? d.bias.strides[0] : 0;
+  p.alpha = d.alpha.value;
+  p.beta = d.beta.value;
+  p.alpha_per_group = d.alpha.per_group;
+  p.beta_per_group = d.beta.per_group;
+  p.lhs_quant = portable::quant_operand_of(d.lhs, d.op == GG_OP_RAGGED_M || d.lhs_layout == GG_LAYOUT_T, d);
+  p.rhs_quant = portable::quant_operand_of(d.rhs, d.rhs_layout == GG_LAYOUT_T, d);
+  return p;
+}
+
 bool portable_gemm_supports(const gg_gemm_desc& d, std::string* why_not) {
   if (is_quantized(d.lhs.dtype) || is_quantized(d.rhs.dtype)) {
     const std::string refusal = quantized_refusal(d);
@@ -228,11 +229,12 @@ gg_status portable_gemm_run(const gg_gemm_desc& desc, void* workspace, size_t,
   }
 
   const GemmShape shape = gemm_shape(desc, device.sm_count, device.compute_capability);
+  if (skinny::chosen(desc, shape)) return skinny::run(desc, shape, workspace, stream);
   const Plan plan = plan_gemm(shape);
   if (api::log_enabled()) api::log_line(plan.describe());
 
   void* scratch = static_cast<char*>(workspace) + kWorkspaceScratchOffset;
-  const portable::GemmParams params = params_of(desc, shape, scratch);
+  const portable::GemmParams params = portable::gemm_params_of(desc, shape, scratch);
   const portable::MetadataParams metadata{
       desc.group_sizes.sizes,
       desc.group_sizes.offsets,

@@ -103,7 +103,7 @@
 #include "kernels/portable/operand_decode.h"
 #include "kernels/sm90/decode_stage.cuh"
 #include "kernels/sm90/epilogue.cuh"
-#include "kernels/sm90/group_table.cuh"
+#include "kernels/group_table.cuh"
 #include "kernels/sm90/sm90_primitives.cuh"
 #include "kernels/sm90/step_scales.h"
 #include "kernels/sm90/tile_order.h"

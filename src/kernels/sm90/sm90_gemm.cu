@@ -31,6 +31,7 @@
 #include "kernels/sm90/grouped_gemm_kernel.cuh"
 #include "kernels/sm90/tensor_map.h"
 #include "kernels/sm90/token_maps.h"
+#include "kernels/skinny/skinny_gemm.h"
 #include "kernels/verified_kernels.h"
 #include "plan/plan.h"
 
@@ -454,6 +455,7 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(scratch) : nullptr;
 
   GemmShape shape = gemm_shape(d, info.sm_count, info.compute_capability);
+  if (skinny::chosen(d, shape)) return skinny::run(d, shape, workspace, stream);
   shape.sm90_decode = decode_of(d);
   const Sm90Plan plan = plan_sm90_gemm(shape);
   const int block_m = plan.config.block_m;

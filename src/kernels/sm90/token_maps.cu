@@ -7,7 +7,7 @@
 
 #include <cuda/ptx>
 
-#include "kernels/sm90/group_table.cuh"
+#include "kernels/group_table.cuh"
 
 namespace gg::sm90 {
 namespace {

@@ -1,4 +1,5 @@
-// Per-CTA group table for the Hopper kernels: every CTA reads the G device
+// Per-CTA group table for the kernels that build their own (the Hopper
+// kernels, the skinny kernel): every CTA reads the G device
 // sizes once at start and builds, in shared memory, each group's clamped
 // first row, row count and the prefix of its m-tiles. A tile index then maps
 // to its group by a binary search in shared memory. One launch, no setup
@@ -16,7 +17,7 @@
 
 #include "common/groups.h"
 
-namespace gg::sm90 {
+namespace gg {
 
 struct GroupTable {
   int32_t* start;        // [G] first row
@@ -124,4 +125,4 @@ __device__ __forceinline__ int find_group(const int32_t* tile_prefix, int groups
   return lo;
 }
 
-}  // namespace gg::sm90
+}  // namespace gg

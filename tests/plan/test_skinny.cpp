@@ -1,0 +1,212 @@
+// The skinny kernel's decode and fragment layout on the CPU
+// (kernels/skinny/skinny_decode.h, skinny_layout.h): every e2m1 code in
+// every position of a word, times every MX32 and NV16 scale code, and
+// every fp8 code times every e8m0 code (and without block scales), gives
+// the portable path's decode_to_bf16 (tests/plan/test_operand_decode.cpp
+// ties it to the reference), times 2^-8 where nvfp4's accumulator is
+// multiplied back; the bf16 tokens' interleave puts each depth where the
+// e2m1 decode puts it; every depth of a 512-deep block meets the same depth
+// on the other side of its mma, once; and the plan's rule.
+#include <gtest/gtest.h>
+#include <math.h>
+#include <stdint.h>
+
+#include <set>
+#include <utility>
+
+#include "formats/codecs.h"
+#include "kernels/portable/operand_decode.h"
+#include "kernels/skinny/skinny_decode.h"
+#include "kernels/skinny/skinny_layout.h"
+#include "plan/plan.h"
+
+namespace gg::skinny {
+namespace {
+
+float half_value(uint32_t word, int half) {
+  return fmt::bf16_to_float(static_cast<uint16_t>(word >> (16 * half)));
+}
+
+// Expects decoded `got` x 2^shift to be the reference's bf16 value (both
+// NaN, or the same value and sign).
+void expect_value(float got, int shift, uint16_t want_bits) {
+  const float want = fmt::bf16_to_float(want_bits);
+  if (isnan(want) || isnan(got)) {
+    EXPECT_TRUE(isnan(want) && isnan(got)) << got << " vs " << want;
+    return;
+  }
+  const float scaled = ldexpf(got, shift);
+  EXPECT_EQ(scaled, want);
+  EXPECT_EQ(signbit(scaled), signbit(want));
+}
+
+TEST(SkinnyDecode, E2m1InEveryPositionTimesEveryScaleCode) {
+  for (gg_block_scaling scaling : {GG_BLOCK_MX32, GG_BLOCK_NV16}) {
+    const int shift = accumulator_shift(GG_DTYPE_E2M1, scaling);
+    for (int scale_code = 0; scale_code < 256; ++scale_code) {
+      const PairFactors f = e2m1_factors(scaling, static_cast<uint8_t>(scale_code));
+      for (int rotation = 0; rotation < 16; ++rotation) {
+        // Element i of the word holds code (i + rotation) % 16, and its
+        // neighbours differ, so a swapped nibble shows.
+        uint32_t codes = 0;
+        for (int i = 0; i < 8; ++i) codes |= static_cast<uint32_t>((i * 3 + rotation) % 16) << (4 * i);
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t pair = e2m1_pair(codes, j, f);
+          for (int half = 0; half < 2; ++half) {
+            const int element = j + 4 * half;
+            const uint8_t code = static_cast<uint8_t>((codes >> (4 * element)) & 0xFu);
+            SCOPED_TRACE(testing::Message() << "scaling " << scaling << " scale code "
+                                            << scale_code << " element " << element << " code "
+                                            << int{code});
+            expect_value(half_value(pair, half), shift,
+                         portable::decode_to_bf16(GG_DTYPE_E2M1, code, scaling,
+                                                  static_cast<uint8_t>(scale_code)));
+          }
+        }
+      }
+    }
+  }
+}
+
+void check_fp8(gg_dtype dtype, gg_block_scaling scaling, int scale_codes) {
+  const bool e5m2 = dtype == GG_DTYPE_E5M2;
+  for (int scale_code = 0; scale_code < scale_codes; ++scale_code) {
+    const PairFactors f = fp8_factors(e5m2, scaling, static_cast<uint8_t>(scale_code));
+    for (int first = 0; first < 256; first += 4) {
+      // A word of four codes, in a chunk whose special-code check sees them.
+      uint32_t codes = 0;
+      for (int b = 0; b < 4; ++b) codes |= static_cast<uint32_t>((first + b * 65) % 256) << (8 * b);
+      const bool special = sm90::has_special_fp8(e5m2, codes);
+      for (int pair = 0; pair < 2; ++pair) {
+        const uint32_t word = fp8_pair(e5m2, codes, pair, f, scaling,
+                                       static_cast<uint8_t>(scale_code), special);
+        for (int half = 0; half < 2; ++half) {
+          const uint8_t code = static_cast<uint8_t>(codes >> (8 * (2 * pair + half)));
+          SCOPED_TRACE(testing::Message() << "dtype " << dtype << " scale code " << scale_code
+                                          << " code " << int{code});
+          expect_value(half_value(word, half), 0,
+                       portable::decode_to_bf16(dtype, code, scaling,
+                                                static_cast<uint8_t>(scale_code)));
+        }
+      }
+    }
+  }
+}
+
+TEST(SkinnyDecode, Fp8TimesEveryE8m0AndWithoutBlockScales) {
+  for (gg_dtype dtype : {GG_DTYPE_E4M3, GG_DTYPE_E5M2}) {
+    check_fp8(dtype, GG_BLOCK_MX32, 256);
+    check_fp8(dtype, GG_BLOCK_NONE, 1);
+    check_fp8(dtype, GG_BLOCK_ROWWISE, 1);
+  }
+}
+
+TEST(SkinnyDecode, OnlyNvfp4ShiftsItsAccumulator) {
+  EXPECT_EQ(accumulator_shift(GG_DTYPE_E2M1, GG_BLOCK_NV16), 8);
+  EXPECT_EQ(accumulator_shift(GG_DTYPE_E2M1, GG_BLOCK_MX32), 0);
+  EXPECT_EQ(accumulator_shift(GG_DTYPE_E4M3, GG_BLOCK_MX32), 0);
+  EXPECT_EQ(accumulator_shift(GG_DTYPE_BF16, GG_BLOCK_NONE), 0);
+}
+
+// bf16 values in order, interleaved, sit where the e2m1 decode puts the
+// elements of the same depths: word j holds depths j and j + 4.
+TEST(SkinnyDecode, InterleavedBf16MatchesTheE2m1Order) {
+  uint32_t in[4];
+  for (int i = 0; i < 4; ++i) in[i] = (2u * i) | (2u * i + 1) << 16;  // depth d holds d
+  uint32_t out[4];
+  interleave_eight(in, out);
+  for (int j = 0; j < 4; ++j) {
+    const DepthPair p = word_depths(true, j);
+    EXPECT_EQ(out[j] & 0xFFFFu, static_cast<uint32_t>(p.low));
+    EXPECT_EQ(out[j] >> 16, static_cast<uint32_t>(p.high));
+    EXPECT_EQ(p.low, j);
+    EXPECT_EQ(p.high, j + 4);
+  }
+}
+
+// For each lane, chunk, mma and register, the depths of the A words (the
+// weight row's) are those of the B words the fill unit of that slot
+// stores; and each weight row's 512 depths are read once per block.
+TEST(SkinnyLayout, EveryDepthMeetsItselfOnceABlock) {
+  for (bool e2m1 : {false, true}) {
+    SCOPED_TRACE(e2m1 ? "e2m1" : "fp8");
+    // Which thread fills each (mma, tile, lane) slot, and the depths there.
+    std::set<std::pair<int, int>> filled;  // (token, depth) of every unit
+    int slot_depth[kBlockMmas][2][32][2][2];
+    int slot_token[kBlockMmas][2][32];
+    for (int thread = 0; thread < kThreads; ++thread) {
+      const FillUnit unit = fill_unit(e2m1, thread);
+      ASSERT_GE(unit.token, 0);
+      ASSERT_LT(unit.token, kTileTokens);
+      ASSERT_EQ(unit.lane / 4, unit.token % 8) << "the B operand's column is lane / 4";
+      for (int d = 0; d < kFillElements; ++d) {
+        EXPECT_TRUE(filled.insert({unit.token, unit.depth + d}).second);
+      }
+      for (int j = 0; j < 8; ++j) {
+        for (int r = 0; r < 2; ++r) {
+          const DepthPair p = unit_word_depths(e2m1, 2 * j + r);
+          slot_depth[unit.mma0 + j][unit.token / 8][unit.lane][r][0] = unit.depth + p.low;
+          slot_depth[unit.mma0 + j][unit.token / 8][unit.lane][r][1] = unit.depth + p.high;
+        }
+        slot_token[unit.mma0 + j][unit.token / 8][unit.lane] = unit.token;
+      }
+    }
+    EXPECT_EQ(filled.size(), static_cast<size_t>(kTileTokens * kBlockDepth));
+    for (int lane = 0; lane < 32; ++lane) {
+      std::set<int> row_depths;
+      for (int c = 0; c < block_chunks(e2m1); ++c) {
+        for (int j = 0; j < chunk_mmas(e2m1); ++j) {
+          const int m = c * chunk_mmas(e2m1) + j;
+          for (int r = 0; r < 2; ++r) {
+            const DepthPair a = word_depths(e2m1, 2 * j + r);
+            const int low = chunk_depth(e2m1, lane % 4, c) + a.low;
+            const int high = chunk_depth(e2m1, lane % 4, c) + a.high;
+            EXPECT_TRUE(row_depths.insert(low).second);
+            EXPECT_TRUE(row_depths.insert(high).second);
+            for (int t = 0; t < 2; ++t) {
+              EXPECT_EQ(slot_depth[m][t][lane][r][0], low) << "mma " << m << " lane " << lane;
+              EXPECT_EQ(slot_depth[m][t][lane][r][1], high) << "mma " << m << " lane " << lane;
+              EXPECT_EQ(slot_token[m][t][lane], 8 * t + lane / 4);
+            }
+          }
+        }
+      }
+      EXPECT_EQ(row_depths.size(), static_cast<size_t>(kBlockDepth));
+      EXPECT_EQ(*row_depths.rbegin(), kBlockDepth - 1);
+    }
+    // The slots are the block's words, each once.
+    std::set<int> slots;
+    for (int m = 0; m < kBlockMmas; ++m) {
+      for (int t = 0; t < 2; ++t) {
+        for (int lane = 0; lane < 32; ++lane) {
+          for (int r = 0; r < 2; ++r) EXPECT_TRUE(slots.insert(b_slot(m, t, lane, r)).second);
+        }
+      }
+    }
+    EXPECT_EQ(slots.size(), static_cast<size_t>(kBlockWords));
+    EXPECT_EQ(*slots.rbegin(), kBlockWords - 1);
+  }
+}
+
+GemmShape shape_of(int64_t m, int32_t groups, bool decoded) {
+  GemmShape s{GG_OP_RAGGED_M, m, 4096, 2048, groups, GG_DTYPE_BF16, 132, 90};
+  s.decoded = decoded;
+  return s;
+}
+
+TEST(SkinnyPlan, QuantizedRaggedMWithGroupsOfAFewRows) {
+  EXPECT_TRUE(plan_skinny(shape_of(1024, 128, true)));   // 8 rows a group
+  EXPECT_TRUE(plan_skinny(shape_of(32 * 8, 8, true)));   // 32
+  EXPECT_FALSE(plan_skinny(shape_of(33 * 8, 8, true)));  // 33
+  EXPECT_FALSE(plan_skinny(shape_of(1024, 128, false)));  // bf16: the paths' own kernels
+  GemmShape k = shape_of(1024, 128, true);
+  k.op = GG_OP_RAGGED_K;
+  EXPECT_FALSE(plan_skinny(k));
+  GemmShape blocks = shape_of(1024, 128, true);
+  blocks.block_scaled = true;  // fp8 1 x 128 blocks: a promotion every 128
+  EXPECT_FALSE(plan_skinny(blocks));
+  EXPECT_FALSE(plan_skinny(shape_of(4097, 4097, true)));
+}
+
+}  // namespace
+}  // namespace gg::skinny
