@@ -46,6 +46,12 @@ if [ "$what" != tests ]; then
   # The opt-in runs kernels not yet on the verified list (kernels/verified_kernels.h).
   step quantized_gemm_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     GROUPGEMM_UNVERIFIED_KERNELS=1 python3 -m groupgemm.bench_quantized
+  # Groups of a few rows: the paths' own kernels (the opt-in off), then the
+  # skinny kernel, which the plan gives them once it is verified.
+  step skinny_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
+    bash -c 'for opt in 0 1; do echo "== GROUPGEMM_UNVERIFIED_KERNELS=$opt"
+      GROUPGEMM_UNVERIFIED_KERNELS=$opt python3 -m groupgemm.bench_quantized --tokens 128 \
+        --ops fprop,dgrad || exit; done'
   step recipe_step_bench env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
     python3 -m groupgemm.bench_recipes
   step recipe_step_bench_skewed env PYTHONPATH=python GROUPGEMM_LIBRARY=$build/src/libgroupgemm.so \
@@ -76,6 +82,7 @@ fi
 [ -f "$logs/jax_bench.log" ] && tail -n 30 "$logs/jax_bench.log"
 [ -f "$logs/energy_bench.log" ] && cat "$logs/energy_bench.log"
 [ -f "$logs/quantized_gemm_bench.log" ] && grep -v '^  not run' "$logs/quantized_gemm_bench.log" | tail -n 60
+[ -f "$logs/skinny_bench.log" ] && grep -v '^  not run' "$logs/skinny_bench.log"
 [ -f "$logs/recipe_step_bench.log" ] && grep -v '^  not run' "$logs/recipe_step_bench.log"
 [ -f "$logs/recipe_step_bench_skewed.log" ] && grep -v '^  not run' "$logs/recipe_step_bench_skewed.log"
 [ -f "$logs/quantize_bench.log" ] && tail -n 30 "$logs/quantize_bench.log"

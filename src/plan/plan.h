@@ -111,7 +111,9 @@ Plan plan_gemm(const GemmShape& shape);
 // 16 of a group's tokens, where a 64- or 128-row tile decodes it for rows
 // that are not there. Its CTAs hold a table of at most kSkinnyMaxGroups
 // groups. Whether the operands' formats and layouts suit it is the
-// kernel's own question (skinny_gemm.h).
+// kernel's own question (skinny_gemm.h). The 32 rows are not measured yet:
+// the kernel has not run on a GPU, and its first run there sets them
+// against the paths' own kernels.
 constexpr int64_t kSkinnyGroupRows = 32;
 constexpr int64_t kSkinnyMaxGroups = 4096;
 

@@ -11,10 +11,13 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "formats/codecs.h"
+#include "kernels/portable/mma_layout.h"
 #include "kernels/portable/operand_decode.h"
 #include "kernels/skinny/skinny_decode.h"
 #include "kernels/skinny/skinny_layout.h"
@@ -152,8 +155,8 @@ TEST(SkinnyLayout, EveryDepthMeetsItselfOnceABlock) {
       }
     }
     EXPECT_EQ(filled.size(), static_cast<size_t>(kTileTokens * kBlockDepth));
+    std::set<int> row_depths[8];  // a weight row's (lanes 4 g .. 4 g + 3 hold it)
     for (int lane = 0; lane < 32; ++lane) {
-      std::set<int> row_depths;
       for (int c = 0; c < block_chunks(e2m1); ++c) {
         for (int j = 0; j < chunk_mmas(e2m1); ++j) {
           const int m = c * chunk_mmas(e2m1) + j;
@@ -161,8 +164,8 @@ TEST(SkinnyLayout, EveryDepthMeetsItselfOnceABlock) {
             const DepthPair a = word_depths(e2m1, 2 * j + r);
             const int low = chunk_depth(e2m1, lane % 4, c) + a.low;
             const int high = chunk_depth(e2m1, lane % 4, c) + a.high;
-            EXPECT_TRUE(row_depths.insert(low).second);
-            EXPECT_TRUE(row_depths.insert(high).second);
+            EXPECT_TRUE(row_depths[lane / 4].insert(low).second);
+            EXPECT_TRUE(row_depths[lane / 4].insert(high).second);
             for (int t = 0; t < 2; ++t) {
               EXPECT_EQ(slot_depth[m][t][lane][r][0], low) << "mma " << m << " lane " << lane;
               EXPECT_EQ(slot_depth[m][t][lane][r][1], high) << "mma " << m << " lane " << lane;
@@ -171,8 +174,10 @@ TEST(SkinnyLayout, EveryDepthMeetsItselfOnceABlock) {
           }
         }
       }
-      EXPECT_EQ(row_depths.size(), static_cast<size_t>(kBlockDepth));
-      EXPECT_EQ(*row_depths.rbegin(), kBlockDepth - 1);
+    }
+    for (const std::set<int>& depths : row_depths) {
+      EXPECT_EQ(depths.size(), static_cast<size_t>(kBlockDepth));
+      EXPECT_EQ(*depths.rbegin(), kBlockDepth - 1);
     }
     // The slots are the block's words, each once.
     std::set<int> slots;
@@ -186,6 +191,87 @@ TEST(SkinnyLayout, EveryDepthMeetsItselfOnceABlock) {
     EXPECT_EQ(slots.size(), static_cast<size_t>(kBlockWords));
     EXPECT_EQ(*slots.rbegin(), kBlockWords - 1);
   }
+}
+
+// Every (group, block of columns, token tile) is one item, once; the token
+// tiles of one block of a group follow one another.
+TEST(SkinnyLayout, ItemsAreEveryGroupsTilesOnce) {
+  const std::vector<std::vector<int64_t>> lists = {
+      {37}, {0, 16, 1, 0, 33, 17, 0}, {0, 0, 0}, std::vector<int64_t>(256, 3)};
+  for (const std::vector<int64_t>& sizes : lists) {
+    for (int64_t n_blocks : {1, 3}) {
+      std::vector<int64_t> prefix = {0};
+      for (int64_t size : sizes) prefix.push_back(prefix.back() + (size + kTileTokens - 1) / kTileTokens);
+      std::set<std::vector<int64_t>> seen;
+      int64_t previous_group = -1, previous_block = -1, previous_tile = -1;
+      for (int64_t item = 0; item < prefix.back() * n_blocks; ++item) {
+        // The group table's search: the last group whose tiles start at or
+        // before item / n_blocks.
+        const int64_t key = item / n_blocks;
+        const int64_t g =
+            std::upper_bound(prefix.begin(), prefix.end() - 1, key) - prefix.begin() - 1;
+        const int64_t tiles = prefix[g + 1] - prefix[g];
+        ASSERT_GT(tiles, 0) << "item " << item;
+        const ItemPlace place = item_place(item, n_blocks, prefix[g], tiles);
+        ASSERT_GE(place.n_block, 0);
+        ASSERT_LT(place.n_block, n_blocks);
+        ASSERT_GE(place.token_tile, 0);
+        ASSERT_LT(place.token_tile, tiles);
+        EXPECT_TRUE(seen.insert({g, place.n_block, place.token_tile}).second) << "item " << item;
+        if (g == previous_group && place.n_block == previous_block) {
+          EXPECT_EQ(place.token_tile, previous_tile + 1);
+        } else {
+          EXPECT_EQ(place.token_tile, 0);
+        }
+        previous_group = g, previous_block = place.n_block, previous_tile = place.token_tile;
+      }
+      EXPECT_EQ(seen.size(), static_cast<size_t>(prefix.back() * n_blocks));
+    }
+  }
+}
+
+// After the trade of one value with lane ^ 4, each lane's pair holds the
+// accumulators (mma_layout.h's positions) of two adjacent columns of one
+// token, and every (token, column) of a warp's 16 x 32 outputs is stored
+// once.
+TEST(SkinnyLayout, EpiloguePairsAreAdjacentColumnsOfOneToken) {
+  // An accumulator's value names its place: column * 100 + token.
+  const auto value = [](int col, int token) { return static_cast<float>(col * 100 + token); };
+  float acc[32][2][2][4];
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int mi = 0; mi < 2; ++mi) {
+      for (int t = 0; t < 2; ++t) {
+        for (int e = 0; e < 4; ++e) {
+          acc[lane][mi][t][e] = value(16 * mi + portable::accumulator_row(lane, e),
+                                      8 * t + portable::accumulator_col(lane, e));
+        }
+      }
+    }
+  }
+  std::set<std::pair<int, int>> stored;
+  for (int mi = 0; mi < 2; ++mi) {
+    for (int t = 0; t < 2; ++t) {
+      for (int h = 0; h < 2; ++h) {
+        float given[32];
+        for (int lane = 0; lane < 32; ++lane) {
+          given[lane] = gives_low(lane) ? acc[lane][mi][t][2 * h] : acc[lane][mi][t][2 * h + 1];
+        }
+        for (int lane = 0; lane < 32; ++lane) {
+          const float low = acc[lane][mi][t][2 * h];
+          const float high = acc[lane][mi][t][2 * h + 1];
+          const float received = given[lane ^ 4];
+          const StorePair at = store_pair(lane, mi, t, h);
+          const bool odd = gives_low(lane);
+          EXPECT_EQ(at.col % 2, 0);
+          EXPECT_EQ(odd ? received : low, value(at.col, at.token)) << "lane " << lane;
+          EXPECT_EQ(odd ? high : received, value(at.col + 1, at.token)) << "lane " << lane;
+          EXPECT_TRUE(stored.insert({at.token, at.col}).second);
+          EXPECT_TRUE(stored.insert({at.token, at.col + 1}).second);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(stored.size(), static_cast<size_t>(kTileTokens * kWarpRows));
 }
 
 GemmShape shape_of(int64_t m, int32_t groups, bool decoded) {

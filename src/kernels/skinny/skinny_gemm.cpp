@@ -32,6 +32,19 @@ bool scales_taken(const gg_tensor& t) {
          t.block_scaling == GG_BLOCK_ROWWISE;
 }
 
+// Whether `t`'s rows are read in 16-byte loads: its data (but a pointer
+// array's: each expert's address is the caller's contract) and every stride
+// but the innermost multiples of 16 bytes.
+bool rows_aligned(const gg_tensor& t) {
+  const int64_t bits = t.dtype == GG_DTYPE_BF16 ? 16 : portable::element_bits(t.dtype);
+  const bool pointers = (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
+  bool ok = pointers || reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
+  for (int i = pointers ? t.rank - 2 : 0; i + 1 < t.rank; ++i) {
+    ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
+  }
+  return ok;
+}
+
 Tokens tokens_of(const gg_gemm_desc& d) {
   if (d.lhs.dtype == GG_DTYPE_E2M1) return Tokens::kE2m1;
   return is_fp8(d.lhs.dtype) ? Tokens::kFp8 : Tokens::kBf16;
@@ -54,13 +67,18 @@ std::string refusal(const gg_gemm_desc& d) {
     return formats + ": the skinny kernel takes bf16 tokens, or tokens of the weights' element "
                      "width";
   }
-  if (d.rhs_layout != GG_LAYOUT_T) return formats + ": the skinny kernel reads weights [G, N, K]";
+  if (d.rhs_layout != GG_LAYOUT_T || d.lhs_layout != GG_LAYOUT_N) {
+    return formats + ": the skinny kernel reads tokens [M, K] and weights [G, N, K]";
+  }
   if ((d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0 || (d.lhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
     return "the skinny kernel takes stacked tokens and outputs";
   }
   const int64_t m = d.lhs.shape[0];
   const int64_t k = d.lhs.shape[1];
   const int64_t n = d.rhs.shape[1];
+  if (!rows_aligned(d.lhs) || !rows_aligned(d.rhs)) {
+    return formats + ": the skinny kernel reads 16-byte aligned rows";
+  }
   if (k % chunk_elements(e2m1) != 0) {
     return formats + ": the skinny kernel needs K a multiple of 16 (fp8) or 32 (e2m1)";
   }
@@ -74,8 +92,12 @@ std::string refusal(const gg_gemm_desc& d) {
 }
 
 bool chosen(const gg_gemm_desc& d, const GemmShape& shape) {
-  return plan_skinny(shape) && refusal(d).empty() &&
-         unverified_kernel_refusal("the skinny kernels").empty();
+  if (!plan_skinny(shape) || !refusal(d).empty()) return false;
+  const std::string unverified = unverified_kernel_refusal("the skinny kernels");
+  if (unverified.empty()) return true;
+  // The path's own kernels run it; say why the plan's choice did not.
+  if (api::log_enabled()) api::log_line("skinny kernel skipped: " + unverified);
+  return false;
 }
 
 gg_status run(const gg_gemm_desc& d, const GemmShape& shape, void* workspace,

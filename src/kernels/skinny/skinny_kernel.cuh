@@ -288,10 +288,10 @@ struct SkinnyGemm {
 
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
       const int g = find_group(table.tile_prefix, p.groups, static_cast<int>(item / n_blocks));
-      const int64_t group_tiles = table.tile_prefix[g + 1] - table.tile_prefix[g];
-      const int64_t in_group = item - int64_t{table.tile_prefix[g]} * n_blocks;
-      const int64_t n_block = in_group / group_tiles;
-      const int64_t token0 = table.start[g] + (in_group % group_tiles) * kTileTokens;
+      const ItemPlace place = item_place(item, n_blocks, table.tile_prefix[g],
+                                         table.tile_prefix[g + 1] - table.tile_prefix[g]);
+      const int64_t n_block = place.n_block;
+      const int64_t token0 = table.start[g] + place.token_tile * kTileTokens;
       const int64_t group_end = int64_t{table.start[g]} + table.rows[g];
       const int64_t token_end = token0 + kTileTokens < group_end ? token0 + kTileTokens : group_end;
       const bool two_tiles = token_end - token0 > 8;
@@ -358,10 +358,8 @@ struct SkinnyGemm {
     }
   }
 
-  // The epilogue: accumulator e of mma block (mi, t) is output column
-  // row0 + 16 mi + 8 (e / 2) + lane / 4 of token token0 + 8 t + 2 (lane % 4)
-  // + e % 2. Lanes of adjacent columns (lane ^ 4) trade one value, so that
-  // each holds two adjacent columns of one token.
+  // The epilogue: lanes of adjacent columns trade one value, so that each
+  // holds two adjacent columns of one token (skinny_layout.h, store_pair).
   static __device__ __forceinline__ void store(const Params& params, int g, int64_t row0,
                                                int64_t token0, int64_t token_end, int lane,
                                                const float (&acc)[2][2][4]) {
@@ -380,7 +378,7 @@ struct SkinnyGemm {
         p.lhs_quant.scale_row_length,
         portable::rowwise_scales(p.rhs_quant, g),
         p.rhs_quant.scale_row_length};
-    const bool odd = (lane / 4) % 2 != 0;
+    const bool odd = gives_low(lane);
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
@@ -390,8 +388,9 @@ struct SkinnyGemm {
           const float low = acc[mi][t][2 * h];
           const float high = acc[mi][t][2 * h + 1];
           const float received = __shfl_xor_sync(0xffffffffu, odd ? low : high, 4);
-          const int64_t col = row0 + 16 * mi + 8 * h + lane / 4 - (odd ? 1 : 0);
-          const int64_t row = token0 + 8 * t + 2 * (lane % 4) + (odd ? 1 : 0);
+          const StorePair at = store_pair(lane, mi, t, h);
+          const int64_t row = token0 + at.token;
+          const int64_t col = row0 + at.col;
           if (row >= token_end || col >= p.out_cols) continue;
           portable::finish_pair(out, row, col, odd ? received : low, odd ? high : received,
                                 col + 1 < p.out_cols);

@@ -98,4 +98,47 @@ GG_HD DepthPair unit_word_depths(bool e2m1, int word) {
 // lane `lane`.
 GG_HD int b_slot(int m, int t, int lane, int r) { return ((m * 2 + t) * 32 + lane) * 2 + r; }
 
+// ---- Work items ----
+// Item i of the grid's walk is (group, block of kCtaRows columns, tile of
+// kTileTokens tokens). Group g's token tiles are tiles_before = the tiles of
+// the groups before it .. + group_tiles, and its items are tiles_before x
+// n_blocks .. (tiles_before + group_tiles) x n_blocks, so the group holding
+// item i is the one whose tiles hold i / n_blocks (the group table's
+// search); within it, the token tiles of one block of columns come one
+// after another, so the CTAs reading a block's weights run together and
+// share them in L2.
+struct ItemPlace {
+  int64_t n_block;
+  int64_t token_tile;
+};
+
+GG_HD ItemPlace item_place(int64_t item, int64_t n_blocks, int64_t tiles_before,
+                           int64_t group_tiles) {
+  const int64_t in_group = item - tiles_before * n_blocks;
+  return ItemPlace{in_group / group_tiles, in_group % group_tiles};
+}
+
+// ---- The epilogue's pairs ----
+// Accumulator e of lane L's mma block (mi, t) is weight row (output column)
+// 16 mi + 8 (e / 2) + L / 4 and token 8 t + 2 (L % 4) + e % 2 of the
+// warp's. Output rows are tokens, so a lane's two accumulators of one row
+// (e, e + 1) are two tokens of one column: lanes L and L ^ 4, holding
+// adjacent columns, trade one value each, after which a lane of even
+// L / 4 holds token 2 (L % 4) of its column and the next, and a lane of
+// odd L / 4 token 2 (L % 4) + 1 of the column before and its own.
+struct StorePair {
+  int token;  // within the warp's tile
+  int col;    // within the warp's rows, even
+};
+
+// Whether lane `lane` gives its partner its low accumulator (e even), else
+// its high one, and keeps the other.
+GG_HD bool gives_low(int lane) { return (lane / 4) % 2 != 0; }
+
+// Lane `lane`'s pair h (accumulators 2 h and 2 h + 1) of block (mi, t).
+GG_HD StorePair store_pair(int lane, int mi, int t, int h) {
+  const int odd = gives_low(lane) ? 1 : 0;
+  return StorePair{8 * t + 2 * (lane % 4) + odd, 16 * mi + 8 * h + lane / 4 - odd};
+}
+
 }  // namespace gg::skinny
