@@ -20,8 +20,10 @@
 //
 // fp8 takes sm90/decoded_steps.h's decode a pair at a time: its exponent
 // and mantissa shifted into bf16's fields, one multiply (two for MX scales
-// whose factor is no bf16 normal); a chunk holding a NaN or inf code takes
-// decode_to_bf16 itself.
+// whose factor is no bf16 normal); in a chunk holding a NaN or inf code the
+// halves of those codes are then set to what decode_to_bf16 gives them (a
+// few integer operations, where calling it would inline its float decode at
+// every pair, a tenfold larger kernel).
 #pragma once
 
 #include <stdint.h>
@@ -87,22 +89,39 @@ GG_HD PairFactors fp8_factors(bool e5m2, gg_block_scaling scaling, uint8_t code)
   return PairFactors{f.first, f.second, f.two};
 }
 
-// Elements 2 pair and 2 pair + 1 (pair 0-1) of a word of 4 fp8 codes times
-// their block scale; `special`: the chunk holds a NaN or inf code, which
-// only decode_to_bf16 gives right.
-GG_HD uint32_t fp8_pair(bool e5m2, uint32_t codes, int pair, const PairFactors& f,
-                        gg_block_scaling scaling, uint8_t scale_code, bool special) {
-  if (special) {
-    const gg_dtype dtype = e5m2 ? GG_DTYPE_E5M2 : GG_DTYPE_E4M3;
-    const uint32_t two = codes >> (16 * pair);
-    return portable::decode_to_bf16(dtype, two & 0xFFu, scaling, scale_code) |
-           static_cast<uint32_t>(
-               portable::decode_to_bf16(dtype, (two >> 8) & 0xFFu, scaling, scale_code))
-               << 16;
+// Whether a factor (either half) is NaN: the scale code was NaN.
+GG_HD bool is_nan_bf16(uint32_t factor) {
+  return (factor & 0x7F80u) == 0x7F80u && (factor & 0x7Fu) != 0;
+}
+
+// A decoded fp8 pair (`bits`) with the halves whose code (in `spread`,
+// spread_pair's) is no number set as decode_to_bf16 gives them: NaN for a
+// NaN code, and e5m2's infinity, with its sign, times the block scale: an
+// infinity, or NaN where the scale is NaN (every half is NaN then already).
+GG_HD uint32_t with_special_codes(bool e5m2, uint32_t spread, uint32_t bits,
+                                  const PairFactors& f) {
+  const bool nan_scale = is_nan_bf16(f.first) || (f.two && is_nan_bf16(f.second));
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t code = (spread >> (16 * half + 8)) & 0xFFu;
+    const uint32_t magnitude = code & 0x7Fu;
+    const bool special = e5m2 ? magnitude >= 0x7Cu : magnitude == 0x7Fu;
+    if (!special || nan_scale) continue;
+    const bool infinity = e5m2 && magnitude == 0x7Cu;
+    const uint32_t value = infinity ? (code & 0x80u) << 8 | 0x7F80u : 0x7FC0u;
+    bits = (bits & ~(0xFFFFu << (16 * half))) | value << (16 * half);
   }
-  const uint32_t pair_bits =
-      sm90::bf16x2_mul(sm90::fp8_pair_shifted(e5m2, sm90::spread_pair(codes, pair)), f.first);
-  return f.two ? sm90::bf16x2_mul(pair_bits, f.second) : pair_bits;
+  return bits;
+}
+
+// Elements 2 pair and 2 pair + 1 (pair 0-1) of a word of 4 fp8 codes times
+// their block scale; `special`: the chunk holds a NaN or inf code, whose
+// halves the shifts would make finite (with_special_codes sets them).
+GG_HD uint32_t fp8_pair(bool e5m2, uint32_t codes, int pair, const PairFactors& f,
+                        bool special) {
+  const uint32_t spread = sm90::spread_pair(codes, pair);
+  uint32_t bits = sm90::bf16x2_mul(sm90::fp8_pair_shifted(e5m2, spread), f.first);
+  if (f.two) bits = sm90::bf16x2_mul(bits, f.second);
+  return special ? with_special_codes(e5m2, spread, bits, f) : bits;
 }
 
 // Eight bf16 values in order (e0, e1) .. (e6, e7), four words, as the e2m1

@@ -104,14 +104,12 @@ struct SkinnyGemm {
   // Word `word` of the decoded chunk (its elements as word_depths says).
   static __device__ __forceinline__ uint32_t weight_word(const uint4& codes, int word,
                                                          const PairFactors (&f)[2], bool special,
-                                                         const portable::QuantOperand& q,
-                                                         uint8_t scale_code) {
+                                                         const portable::QuantOperand& q) {
     const uint32_t w[4] = {codes.x, codes.y, codes.z, codes.w};
     if constexpr (kE2m1) {
       return e2m1_pair(w[word / 4], word % 4, f[word / 8]);
     } else {
-      return fp8_pair(q.dtype == GG_DTYPE_E5M2, w[word / 2], word % 2, f[0], q.scaling,
-                      scale_code, special);
+      return fp8_pair(q.dtype == GG_DTYPE_E5M2, w[word / 2], word % 2, f[0], special);
     }
   }
 
@@ -148,8 +146,7 @@ struct SkinnyGemm {
         for (int i = 0; i < kRows; ++i) {
 #pragma unroll
           for (int r = 0; r < 2; ++r) {
-            a[i][r] = weight_word(step.codes[i][c], 2 * j + r, f[i], special[i], q,
-                                  scale_code(step, i, c, 0));
+            a[i][r] = weight_word(step.codes[i][c], 2 * j + r, f[i], special[i], q);
           }
         }
         const int m = (2 * s + c) * kChunkMmas + j;
@@ -235,8 +232,7 @@ struct SkinnyGemm {
                                sm90::has_special_fp8(e5m2, w[3]);
 #pragma unroll
           for (int i = 0; i < 8; ++i) {
-            natural[8 * part + i] =
-                fp8_pair(e5m2, w[i / 2], i % 2, factors, q.scaling, f.scales[0], special);
+            natural[8 * part + i] = fp8_pair(e5m2, w[i / 2], i % 2, factors, special);
           }
         }
       }
@@ -335,13 +331,20 @@ struct SkinnyGemm {
         const bool more = kb + 1 < k_blocks;
         if (more && fills) fill_load(fill, p, unit, token0 + unit.token, token_end, depth0 + kBlockDepth);
         if (warp_works) {
+          // Two steps a pass, each loading the next into the other buffer;
+          // fp8 blocks take two passes, rolled up so that the kernel's code
+          // stays a fraction of the instruction cache.
+#pragma unroll 1
+          for (int pass = 0; pass < kSteps; pass += 2) {
 #pragma unroll
-          for (int s = 0; s < kSteps; ++s) {
-            const int64_t next = s + 1 < kSteps ? depth0 + (s + 1) * 8 * chunk_elements(kE2m1)
-                                                : depth0 + kBlockDepth;
-            if (next < k) load_step(steps[(s + 1) % 2], w, wq, next, k, quad);
-            if (depth0 + s * 8 * chunk_elements(kE2m1) < k) {
-              compute_step(steps[s % 2], wq, s, b_blocks[kb % 2], two_tiles, lane, acc);
+            for (int h = 0; h < 2; ++h) {
+              const int s = pass + h;
+              constexpr int kStepDepth = 8 * chunk_elements(kE2m1);
+              const int64_t next = depth0 + (s + 1) * kStepDepth;  // the next block's at the end
+              if (next < k) load_step(steps[1 - h], w, wq, next, k, quad);
+              if (depth0 + s * kStepDepth < k) {
+                compute_step(steps[h], wq, s, b_blocks[kb % 2], two_tiles, lane, acc);
+              }
             }
           }
         }
