@@ -19,28 +19,12 @@
 #include "gpu/captured_gemm.h"
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
+#include "gpu/quantized_specs.h"
 #include "gpu/routing.h"
 
 namespace gg::test {
 namespace {
 
-using Format = QuantizeFormatSpec;
-
-constexpr Format kE4m3Tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
-constexpr Format kE4m3Group{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP};
-constexpr Format kE5m2Tensor{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR};
-constexpr Format kE4m3Rowwise{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
-constexpr Format kE5m2Rowwise{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
-constexpr Format kMxE4m3{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kMxE5m2{GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kMxfp4{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kNvfp4Tensor{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
-constexpr Format kNvfp4Group{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP};
-
-struct FormatPair {
-  std::optional<Format> lhs;  // none: bf16 (weight-only)
-  Format rhs;
-};
 
 const std::vector<FormatPair> kRaggedMPairs = {
     {kE4m3Tensor, kE4m3Group}, {kE4m3Rowwise, kE5m2Rowwise}, {kMxE4m3, kMxE5m2},
@@ -80,8 +64,7 @@ GemmSpec quantized_spec(gg_op op, const FormatPair& formats, gg_layout lhs_layou
     s.m = 96, s.k = 64, s.n = 32;
   }
   s.sizes = std::move(sizes);
-  s.name = (formats.lhs ? format_label(*formats.lhs) : std::string("bf16")) + " x " +
-           format_label(formats.rhs);
+  s.name = pair_label(formats);
   return s;
 }
 
@@ -219,10 +202,10 @@ class QuantizedRefusal : public PathTest<gg_path> {};
 // portable path no fp8 1x128 / 128x128 blocks, and no path the weight
 // gradient's 1x128 x 1x128 of e4m3 x e5m2 (GG_PATH_REFERENCE computes it).
 TEST_P(QuantizedRefusal, NamesTheFormats) {
-  const Format blocks_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
-  const Format blocks_128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
+  const QuantizeFormatSpec blocks_1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
+  const QuantizeFormatSpec blocks_128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
   // e4m3 x e5m2 has no sm90 fp8 instance, and the portable path no blocks.
-  const Format e5m2_blocks_1x128{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE};
+  const QuantizeFormatSpec e5m2_blocks_1x128{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE};
   struct Refused {
     gg_op op;
     FormatPair formats;

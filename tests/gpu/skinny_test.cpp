@@ -21,27 +21,12 @@
 #include "gpu/captured_gemm.h"
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
+#include "gpu/quantized_specs.h"
 #include "gpu/routing.h"
 
 namespace gg::test {
 namespace {
 
-using Format = QuantizeFormatSpec;
-
-constexpr Format kMxE4m3{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kMxE5m2{GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kMxfp4{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kNvfp4Tensor{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
-constexpr Format kNvfp4Group{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP};
-constexpr Format kE4m3Tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
-constexpr Format kE4m3Group{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP};
-constexpr Format kE5m2Rowwise{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
-constexpr Format kE4m3Rowwise{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
-
-struct FormatPair {
-  std::optional<Format> lhs;  // none: bf16 tokens
-  Format rhs;
-};
 
 // Every instance (bf16 x e2m1, bf16 x fp8, fp8 x fp8, e2m1 x e2m1) and
 // every scaling each takes.
@@ -51,17 +36,11 @@ const std::vector<FormatPair> kPairs = {
     {kMxfp4, kMxfp4},            {kMxE4m3, kMxE4m3},           {kMxE5m2, kMxE4m3},
     {kE4m3Tensor, kE4m3Group},   {kE4m3Rowwise, kE4m3Rowwise}};
 
-struct Shape {
-  const char* name;
-  int64_t m, k, n;  // tokens, K, N
-  std::vector<std::pair<std::string, std::vector<int64_t>>> sizes;
-};
-
 // Groups average at most 32 rows. K 1088: two whole 512-deep blocks and a
 // partial third (e2m1 rows of 544 bytes); K 32: one chunk; K 2080: a
 // partial fifth block. N 300: a partial second block of 256 columns; N 1:
 // one column; N 97: odd, its last pair one element.
-const std::vector<Shape> kShapes = {
+const std::vector<QuantizedShape> kShapes = {
     {"edges", 160, 1088, 300,
      {{"small", {0, 1, 8, 9, 0}},  // sum 18 < M, unaligned starts
       {"tile", {15, 16, 17, 31, 33}},
@@ -72,52 +51,25 @@ const std::vector<Shape> kShapes = {
     {"deep", 96, 2080, 520, {{"deep", {2, 30, 1, 33}}}},
 };
 
-GemmSpec skinny_spec(const FormatPair& formats, const Shape& shape, std::vector<int64_t> sizes) {
-  GemmSpec s;
-  s.op = GG_OP_RAGGED_M;
-  s.lhs_format = formats.lhs;
-  s.rhs_format = formats.rhs;
-  s.input = GG_DTYPE_BF16;
-  s.out = GG_DTYPE_FP32;
-  s.lhs_layout = GG_LAYOUT_N;
-  s.rhs_layout = GG_LAYOUT_T;
-  s.m = shape.m, s.k = shape.k, s.n = shape.n;
-  s.sizes = std::move(sizes);
-  s.name = (formats.lhs ? format_label(*formats.lhs) : std::string("bf16")) + " x " +
-           format_label(formats.rhs) + " " + shape.name;
-  return s;
-}
-
 class Skinny : public UnverifiedKernelsPathTest {};
 
 TEST_P(Skinny, EveryPairAndEdgeSize) {
-  for (const FormatPair& formats : kPairs) {
-    for (const Shape& shape : kShapes) {
-      for (const auto& [name, sizes] : shape.sizes) {
-        SCOPED_TRACE(name);
-        GemmSpec s = skinny_spec(formats, shape, sizes);
-        for (size_t g = 0; g < sizes.size(); ++g) {
-          s.alpha.per_group.push_back(0.5f + 0.25f * static_cast<float>(g));
-        }
-        run_and_check(s, path(), stream());
-      }
-    }
-  }
+  check_every_pair_and_size(kPairs, kShapes, path(), stream());
 }
 
 TEST_P(Skinny, BiasBetaOutputsAndZeroedRows) {
   for (const FormatPair& formats : {kPairs[0], kPairs[5], kPairs[7], kPairs[10]}) {
     for (gg_dtype out : {GG_DTYPE_BF16, GG_DTYPE_FP16}) {
-      GemmSpec s = skinny_spec(formats, kShapes[0], {5, 0, 40, 17, 2});
+      GemmSpec s = kmajor_spec(formats, kShapes[0], {5, 0, 40, 17, 2});
       s.out = out;
       s.bias = GG_DTYPE_BF16;
       s.beta.value = 0.5f;
       run_and_check(s, path(), stream());
     }
-    GemmSpec z = skinny_spec(formats, kShapes[0], {5, 0, 40, 17, 2});
+    GemmSpec z = kmajor_spec(formats, kShapes[0], {5, 0, 40, 17, 2});
     z.zero_unused_rows = true;
     run_and_check(z, path(), stream());
-    GemmSpec offsets = skinny_spec(formats, kShapes[0], {5, 0, 40, 17, 2});
+    GemmSpec offsets = kmajor_spec(formats, kShapes[0], {5, 0, 40, 17, 2});
     offsets.offsets = {100, 7, 10, 50, 150};  // out of order, with gaps
     run_and_check(offsets, path(), stream());
   }
@@ -127,25 +79,25 @@ TEST_P(Skinny, BiasBetaOutputsAndZeroedRows) {
 // the "Small" cases) under memcheck, racecheck and synccheck.
 TEST_P(Skinny, SmallEveryFormatPair) {
   for (const FormatPair& formats : kPairs) {
-    run_and_check(skinny_spec(formats, kShapes[0], {1, 0, 31, 9, 40}), path(), stream());
+    run_and_check(kmajor_spec(formats, kShapes[0], {1, 0, 31, 9, 40}), path(), stream());
   }
 }
 
 TEST_P(Skinny, OneGroupAnd256Groups) {
   for (const FormatPair& formats : {kPairs[0], kPairs[2], kPairs[5], kPairs[9]}) {
-    GemmSpec one = skinny_spec(formats, kShapes[1], {32});
+    GemmSpec one = kmajor_spec(formats, kShapes[1], {32});
     one.m = 32;
     run_and_check(one, path(), stream());
     std::vector<int64_t> sizes(256, 0);
     for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 7 % 5);
-    GemmSpec s = skinny_spec(formats, kShapes[0], sizes);
+    GemmSpec s = kmajor_spec(formats, kShapes[0], sizes);
     s.m = sum_of(sizes) + 9;
     run_and_check(s, path(), stream());
   }
 }
 
 TEST_P(Skinny, BadSizesAreClampedAndFlagged) {
-  GemmSpec s = skinny_spec(kPairs[0], kShapes[0], {-3, 100, 500, 7, 1});
+  GemmSpec s = kmajor_spec(kPairs[0], kShapes[0], {-3, 100, 500, 7, 1});
   s.expected_flags = GG_DEVICE_NEGATIVE_SIZE | GG_DEVICE_SIZES_EXCEED_ROWS;
   run_and_check(s, path(), stream());
 }
@@ -156,7 +108,7 @@ TEST_P(Skinny, GraphReplaysWithChangedSizes) {
   const std::vector<std::vector<int64_t>> reroutes = {
       {0, 0, 160, 0, 0}, {0, 0, 0, 0, 0}, {17, 0, 1, 9, 100}, {32, 32, 32, 32, 32}};
   for (const FormatPair& formats : {kPairs[0], kPairs[5], kPairs[7]}) {
-    expect_replays_correct(path(), stream(), skinny_spec(formats, kShapes[0], {1, 0, 31, 33, 2}),
+    expect_replays_correct(path(), stream(), kmajor_spec(formats, kShapes[0], {1, 0, 31, 33, 2}),
                            reroutes);
   }
 }
@@ -164,10 +116,10 @@ TEST_P(Skinny, GraphReplaysWithChangedSizes) {
 // Weights as G separate matrices (a pointer array), their block scales too.
 TEST_P(Skinny, PerExpertWeights) {
   for (const FormatPair& formats : {kPairs[0], kPairs[3], kPairs[5], kPairs[8]}) {
-    GemmSpec s = skinny_spec(formats, kShapes[0], kShapes[0].sizes[1].second);
+    GemmSpec s = kmajor_spec(formats, kShapes[0], kShapes[0].sizes[1].second);
     s.pointer_array = true;
     run_and_check(s, path(), stream());
-    GemmSpec replayed = skinny_spec(formats, kShapes[0], {1, 0, 31, 33, 2});
+    GemmSpec replayed = kmajor_spec(formats, kShapes[0], {1, 0, 31, 33, 2});
     replayed.pointer_array = true;
     expect_replays_correct(path(), stream(), replayed, {{0, 0, 160, 0, 0}, {17, 0, 1, 9, 100}});
   }

@@ -31,25 +31,12 @@
 #include "gpu/captured_gemm.h"
 #include "gpu/gemm_case.h"
 #include "gpu/path_test.h"
+#include "gpu/quantized_specs.h"
 #include "gpu/routing.h"
 
 namespace gg::test {
 namespace {
 
-using Format = QuantizeFormatSpec;
-
-constexpr Format kMxE4m3{GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kMxE5m2{GG_DTYPE_E5M2, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kMxfp4{GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE};
-constexpr Format kNvfp4Tensor{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR};
-constexpr Format kNvfp4Group{GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP};
-constexpr Format kE4m3Tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
-constexpr Format kE5m2Rowwise{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
-
-struct FormatPair {
-  std::optional<Format> lhs;  // none: bf16 (weight-only)
-  Format rhs;
-};
 
 // Both decoded (forward and dgrad of the MX and NV recipes, and mixes) and
 // weight-only.
@@ -59,16 +46,10 @@ const std::vector<FormatPair> kPairs = {
     {std::nullopt, kMxfp4},  {std::nullopt, kNvfp4Group}, {std::nullopt, kE4m3Tensor},
     {std::nullopt, kE5m2Rowwise}};
 
-struct Shape {
-  const char* name;
-  int64_t m, k, n;  // tokens, K, N
-  std::vector<std::pair<std::string, std::vector<int64_t>>> sizes;
-};
-
 // Groups averaging over 32 rows take 128 x 128 tiles, at most 32 (with N
 // over 128) 64 x 256. K 224: three whole k-steps of 64 and a half one
 // (the e2m1 rows' 112 bytes end mid-box); N 96 and 272: partial n-tiles.
-const std::vector<Shape> kShapes = {
+const std::vector<QuantizedShape> kShapes = {
     {"128x128", 400, 224, 96,
      {{"edges", {0, 1, 127, 129, 0}},  // sum 257 < M, unaligned starts
       {"one_hot", {0, 0, 400, 0}},
@@ -93,7 +74,7 @@ const std::vector<FormatPair> kTokenPairs = {{kMxE4m3, kMxE4m3},
 // 0, 3, 129, 131, 257, ...: every shift of a box into its first chunk is
 // reached over the cases; sizes 1, 17, 33 end inside a chunk, 127-129
 // about two k-steps, 300-382 span several.
-const std::vector<Shape> kTokenShapes = {
+const std::vector<QuantizedShape> kTokenShapes = {
     {"tokens", 640, 200, 96,
      {{"edges", {0, 129, 300, 211}},
       {"unaligned", {3, 128, 127, 382}},
@@ -103,25 +84,10 @@ const std::vector<Shape> kTokenShapes = {
     {"wide", 2048, 136, 320, {{"two", {1000, 1048}}, {"one_group", {2047}}}},
 };
 
-GemmSpec decoded_spec(const FormatPair& formats, const Shape& shape, std::vector<int64_t> sizes) {
-  GemmSpec s;
-  s.op = GG_OP_RAGGED_M;
-  s.lhs_format = formats.lhs;
-  s.rhs_format = formats.rhs;
-  s.input = GG_DTYPE_BF16;
-  s.out = GG_DTYPE_FP32;
-  s.lhs_layout = GG_LAYOUT_N;
-  s.rhs_layout = GG_LAYOUT_T;
-  s.m = shape.m, s.k = shape.k, s.n = shape.n;
-  s.sizes = std::move(sizes);
-  s.name = (formats.lhs ? format_label(*formats.lhs) : std::string("bf16")) + " x " +
-           format_label(formats.rhs) + " " + shape.name;
-  return s;
-}
-
 // The weight gradient dw[g] = a[g tokens]^T b[g tokens] of columnwise copies.
-GemmSpec token_spec(const FormatPair& formats, const Shape& shape, std::vector<int64_t> sizes) {
-  GemmSpec s = decoded_spec(formats, shape, std::move(sizes));
+GemmSpec token_spec(const FormatPair& formats, const QuantizedShape& shape,
+                    std::vector<int64_t> sizes) {
+  GemmSpec s = kmajor_spec(formats, shape, std::move(sizes));
   s.op = GG_OP_RAGGED_K;
   s.lhs_layout = GG_LAYOUT_T;
   s.rhs_layout = GG_LAYOUT_T;
@@ -132,29 +98,18 @@ GemmSpec token_spec(const FormatPair& formats, const Shape& shape, std::vector<i
 class Sm90Decoded : public UnverifiedKernelsPathTest {};
 
 TEST_P(Sm90Decoded, EveryPairTileAndEdgeSize) {
-  for (const FormatPair& formats : kPairs) {
-    for (const Shape& shape : kShapes) {
-      for (const auto& [name, sizes] : shape.sizes) {
-        SCOPED_TRACE(name);
-        GemmSpec s = decoded_spec(formats, shape, sizes);
-        for (size_t g = 0; g < sizes.size(); ++g) {
-          s.alpha.per_group.push_back(0.5f + 0.25f * static_cast<float>(g));
-        }
-        run_and_check(s, path(), stream());
-      }
-    }
-  }
+  check_every_pair_and_size(kPairs, kShapes, path(), stream());
 }
 
 TEST_P(Sm90Decoded, BiasBetaBf16OutputAndZeroedRows) {
   for (const FormatPair& formats : {kPairs[0], kPairs[4], kPairs[7]}) {
-    for (const Shape& shape : kShapes) {
-      GemmSpec s = decoded_spec(formats, shape, {5, 0, 40, 17});
+    for (const QuantizedShape& shape : kShapes) {
+      GemmSpec s = kmajor_spec(formats, shape, {5, 0, 40, 17});
       s.out = GG_DTYPE_BF16;
       s.bias = GG_DTYPE_BF16;
       s.beta.value = 0.5f;
       run_and_check(s, path(), stream());
-      GemmSpec z = decoded_spec(formats, shape, {5, 0, 40, 17});
+      GemmSpec z = kmajor_spec(formats, shape, {5, 0, 40, 17});
       z.zero_unused_rows = true;
       run_and_check(z, path(), stream());
     }
@@ -165,23 +120,23 @@ TEST_P(Sm90Decoded, BiasBetaBf16OutputAndZeroedRows) {
 // the "Small" cases) under memcheck, racecheck and synccheck.
 TEST_P(Sm90Decoded, SmallEveryFormatPair) {
   for (const FormatPair& formats : kPairs) {
-    run_and_check(decoded_spec(formats, kShapes[0], {1, 0, 31, 200}), path(), stream());
+    run_and_check(kmajor_spec(formats, kShapes[0], {1, 0, 31, 200}), path(), stream());
   }
 }
 
 TEST_P(Sm90Decoded, OneGroupAnd256Groups) {
   for (const FormatPair& formats : {kPairs[3], kPairs[4], kPairs[6]}) {
-    run_and_check(decoded_spec(formats, kShapes[0], {kShapes[0].m}), path(), stream());
+    run_and_check(kmajor_spec(formats, kShapes[0], {kShapes[0].m}), path(), stream());
     std::vector<int64_t> sizes(256, 0);
     for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 7 % 5);
-    GemmSpec s = decoded_spec(formats, kShapes[1], sizes);
+    GemmSpec s = kmajor_spec(formats, kShapes[1], sizes);
     s.m = sum_of(sizes) + 9;
     run_and_check(s, path(), stream());
   }
 }
 
 TEST_P(Sm90Decoded, BadSizesAreClampedAndFlagged) {
-  GemmSpec s = decoded_spec(kPairs[1], kShapes[0], {-3, 300, 500, 7});
+  GemmSpec s = kmajor_spec(kPairs[1], kShapes[0], {-3, 300, 500, 7});
   s.expected_flags = GG_DEVICE_NEGATIVE_SIZE | GG_DEVICE_SIZES_EXCEED_ROWS;
   run_and_check(s, path(), stream());
 }
@@ -192,7 +147,7 @@ TEST_P(Sm90Decoded, GraphReplaysWithChangedSizes) {
   const std::vector<std::vector<int64_t>> reroutes = {
       {0, 0, 400, 0}, {0, 0, 0, 0}, {17, 0, 1, 300}, {100, 100, 100, 100}};
   for (const FormatPair& formats : {kPairs[0], kPairs[4], kPairs[7]}) {
-    expect_replays_correct(path(), stream(), decoded_spec(formats, kShapes[0], {1, 0, 31, 33}),
+    expect_replays_correct(path(), stream(), kmajor_spec(formats, kShapes[0], {1, 0, 31, 33}),
                            reroutes);
   }
 }
@@ -203,12 +158,12 @@ TEST_P(Sm90Decoded, GraphReplaysWithChangedSizes) {
 // sizes changed and the matrices moved.
 TEST_P(Sm90Decoded, PerExpertWeights) {
   for (const FormatPair& formats : {kPairs[0], kPairs[3], kPairs[4], kPairs[7], kPairs[9]}) {
-    for (const Shape& shape : kShapes) {
-      GemmSpec s = decoded_spec(formats, shape, shape.sizes.front().second);
+    for (const QuantizedShape& shape : kShapes) {
+      GemmSpec s = kmajor_spec(formats, shape, shape.sizes.front().second);
       s.pointer_array = true;
       run_and_check(s, path(), stream());
     }
-    GemmSpec replayed = decoded_spec(formats, kShapes[0], {1, 0, 31, 33});
+    GemmSpec replayed = kmajor_spec(formats, kShapes[0], {1, 0, 31, 33});
     replayed.pointer_array = true;
     expect_replays_correct(path(), stream(), replayed, {{0, 0, 400, 0}, {17, 0, 1, 300}});
   }
@@ -216,7 +171,7 @@ TEST_P(Sm90Decoded, PerExpertWeights) {
 
 TEST_P(Sm90Decoded, WeightGradientEveryPairAndEdgeSize) {
   for (const FormatPair& formats : kTokenPairs) {
-    for (const Shape& shape : kTokenShapes) {
+    for (const QuantizedShape& shape : kTokenShapes) {
       for (const auto& [name, sizes] : shape.sizes) {
         SCOPED_TRACE(name);
         GemmSpec s = token_spec(formats, shape, sizes);
@@ -301,10 +256,10 @@ TEST_P(Sm90DecodedRefusal, NamesWhy) {
   wgrad.m = 64, wgrad.k = 64, wgrad.n = 32;
   wgrad.lhs_layout = GG_LAYOUT_N;
   cases.push_back({wgrad, "lhs and rhs must be GG_LAYOUT_T"});
-  GemmSpec mn_major = decoded_spec(kPairs[5], kShapes[0], {9});
+  GemmSpec mn_major = kmajor_spec(kPairs[5], kShapes[0], {9});
   mn_major.rhs_layout = GG_LAYOUT_N;
   cases.push_back({mn_major, "rhs must be GG_LAYOUT_T"});
-  GemmSpec k_tail = decoded_spec(kPairs[2], kShapes[0], {9});
+  GemmSpec k_tail = kmajor_spec(kPairs[2], kShapes[0], {9});
   k_tail.k = 208;  // e2m1 rows of 104 bytes
   cases.push_back({k_tail, "K a multiple of 16 (fp8) or 32 (e2m1)"});
   for (const Refused& c : cases) {

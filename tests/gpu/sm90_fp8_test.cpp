@@ -29,12 +29,6 @@ namespace {
 
 using Format = QuantizeFormatSpec;
 
-constexpr Format kE4m3Tensor{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR};
-constexpr Format kE4m3Group{GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_GROUP};
-constexpr Format kE5m2Tensor{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_TENSOR};
-constexpr Format kE5m2Group{GG_DTYPE_E5M2, GG_BLOCK_NONE, GG_SCALE_GROUP};
-constexpr Format kE4m3Rowwise{GG_DTYPE_E4M3, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
-constexpr Format kE5m2Rowwise{GG_DTYPE_E5M2, GG_BLOCK_ROWWISE, GG_SCALE_NONE};
 constexpr Format kE4m3Blocks1x128{GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE};
 constexpr Format kE5m2Blocks1x128{GG_DTYPE_E5M2, GG_BLOCK_1X128, GG_SCALE_NONE};
 constexpr Format kE4m3Blocks128x128{GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE};
