@@ -49,10 +49,13 @@ TEST(SkinnyDecode, E2m1InEveryPositionTimesEveryScaleCode) {
     for (int scale_code = 0; scale_code < 256; ++scale_code) {
       const PairFactors f = e2m1_factors(scaling, static_cast<uint8_t>(scale_code));
       for (int rotation = 0; rotation < 16; ++rotation) {
-        // Element i of the word holds code (i + rotation) % 16, and its
-        // neighbours differ, so a swapped nibble shows.
+        // Element i of the word holds code (3 i + rotation) % 16: over the
+        // rotations every code reaches every position, and neighbours
+        // differ, so a swapped nibble shows.
         uint32_t codes = 0;
-        for (int i = 0; i < 8; ++i) codes |= static_cast<uint32_t>((i * 3 + rotation) % 16) << (4 * i);
+        for (int i = 0; i < 8; ++i) {
+          codes |= static_cast<uint32_t>((i * 3 + rotation) % 16) << (4 * i);
+        }
         for (int j = 0; j < 4; ++j) {
           const uint32_t pair = e2m1_pair(codes, j, f);
           for (int half = 0; half < 2; ++half) {
@@ -204,7 +207,9 @@ TEST(SkinnyLayout, ItemsAreEveryGroupsTilesOnce) {
   for (const std::vector<int64_t>& sizes : lists) {
     for (int64_t n_blocks : {1, 3}) {
       std::vector<int64_t> prefix = {0};
-      for (int64_t size : sizes) prefix.push_back(prefix.back() + (size + kTileTokens - 1) / kTileTokens);
+      for (int64_t size : sizes) {
+        prefix.push_back(prefix.back() + (size + kTileTokens - 1) / kTileTokens);
+      }
       std::set<std::vector<int64_t>> seen;
       int64_t previous_group = -1, previous_block = -1, previous_tile = -1;
       for (int64_t item = 0; item < prefix.back() * n_blocks; ++item) {

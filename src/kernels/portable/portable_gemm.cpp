@@ -143,7 +143,8 @@ std::string quantized_refusal(const gg_gemm_desc& d) {
 
 }  // namespace
 
-portable::GemmParams portable::gemm_params_of(const gg_gemm_desc& d, const GemmShape& shape, void* scratch) {
+portable::GemmParams portable::gemm_params_of(const gg_gemm_desc& d, const GemmShape& shape,
+                                              void* scratch) {
   portable::GemmParams p{};
   p.op = d.op;
   p.groups = d.num_groups;

@@ -62,7 +62,9 @@ GG_HD PairFactors e2m1_factors(gg_block_scaling scaling, uint8_t code) {
   }
   if (code == 0xFFu) return PairFactors{sm90::bf16_both(0x7FC0u), 0, false};  // NaN
   // 2^126 x 2^(code - 127) = 2^(code - 1): a normal for codes up to 128.
-  if (code <= 128) return PairFactors{sm90::bf16_both(static_cast<uint16_t>((code + 126u) << 7)), 0, false};
+  if (code <= 128) {
+    return PairFactors{sm90::bf16_both(static_cast<uint16_t>((code + 126u) << 7)), 0, false};
+  }
   return PairFactors{sm90::bf16_both(253u << 7), sm90::bf16_both(static_cast<uint16_t>(code << 7)),
                      true};
 }

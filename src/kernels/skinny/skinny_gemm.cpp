@@ -70,7 +70,8 @@ std::string refusal(const gg_gemm_desc& d) {
   if (d.rhs_layout != GG_LAYOUT_T || d.lhs_layout != GG_LAYOUT_N) {
     return formats + ": the skinny kernel reads tokens [M, K] and weights [G, N, K]";
   }
-  if ((d.out.flags & GG_TENSOR_POINTER_ARRAY) != 0 || (d.lhs.flags & GG_TENSOR_POINTER_ARRAY) != 0) {
+  const uint32_t pointers = (d.out.flags | d.lhs.flags) & GG_TENSOR_POINTER_ARRAY;
+  if (pointers != 0) {
     return "the skinny kernel takes stacked tokens and outputs";
   }
   const int64_t m = d.lhs.shape[0];
@@ -108,7 +109,8 @@ gg_status run(const gg_gemm_desc& d, const GemmShape& shape, void* workspace,
     return api::fail(GG_STATUS_NO_DEVICE, "skinny kernel: %s", why_not.c_str());
   }
   Params p{};
-  p.gemm = portable::gemm_params_of(d, shape, static_cast<char*>(workspace) + kWorkspaceScratchOffset);
+  p.gemm = portable::gemm_params_of(d, shape,
+                                    static_cast<char*>(workspace) + kWorkspaceScratchOffset);
   p.sizes = d.group_sizes.sizes;
   p.offsets = d.group_sizes.offsets;
   p.index_type = d.group_sizes.type;

@@ -201,7 +201,8 @@ struct SkinnyGemm {
 
   // Decodes a fill unit into its 16 words, in the weights' order, and
   // stores them as registers of its lane's 8 mmas.
-  static __device__ __forceinline__ void fill_store(const FillLoad& f, const portable::QuantOperand& q,
+  static __device__ __forceinline__ void fill_store(const FillLoad& f,
+                                                    const portable::QuantOperand& q,
                                                     const FillUnit& unit, uint32_t* b_block) {
     uint32_t words[16];
     if constexpr (kTokens == Tokens::kE2m1) {
@@ -329,7 +330,9 @@ struct SkinnyGemm {
       for (int64_t kb = 0; kb < k_blocks; ++kb) {
         const int64_t depth0 = kb * kBlockDepth;
         const bool more = kb + 1 < k_blocks;
-        if (more && fills) fill_load(fill, p, unit, token0 + unit.token, token_end, depth0 + kBlockDepth);
+        if (more && fills) {
+          fill_load(fill, p, unit, token0 + unit.token, token_end, depth0 + kBlockDepth);
+        }
         if (warp_works) {
           // Two steps a pass, each loading the next into the other buffer;
           // fp8 blocks take two passes, rolled up so that the kernel's code
@@ -368,8 +371,8 @@ struct SkinnyGemm {
                                                const float (&acc)[2][2][4]) {
     const portable::GemmParams& p = params.gemm;
     const float alpha = (p.alpha_per_group != nullptr ? p.alpha_per_group[g] : p.alpha) *
-                        portable::fp32_scale(p.lhs_quant, g) * portable::fp32_scale(p.rhs_quant, g) *
-                        params.accumulator_scale;
+                        portable::fp32_scale(p.lhs_quant, g) *
+                        portable::fp32_scale(p.rhs_quant, g) * params.accumulator_scale;
     const void* bias = p.bias == nullptr ? nullptr
                                          : static_cast<const char*>(p.bias) +
                                                g * p.bias_stride *
@@ -404,7 +407,8 @@ struct SkinnyGemm {
 };
 
 template <Tokens kTokens, bool kE2m1>
-__global__ void __launch_bounds__(kThreads, 1) skinny_kernel(const __grid_constant__ Params params) {
+__global__ void __launch_bounds__(kThreads, 1)
+    skinny_kernel(const __grid_constant__ Params params) {
   SkinnyGemm<kTokens, kE2m1>::run(params);
 }
 
