@@ -6,7 +6,7 @@
 // two 8-token mma columns), 15-17 (the 16-token tile +- 1), 31, 33, a group
 // of many tiles, unaligned starts, all tokens in one group, all empty,
 // G = 1, G = 256, sum < M; K of one chunk, a partial 512-deep block and
-// several; N of one column, odd, past a 256-column block; per-group alpha,
+// several; N of 8 columns, past a 256-column block; per-group alpha,
 // bias, beta, bf16 and fp16 outputs, zeroed rows; per-expert weights; bad
 // sizes; a graph replayed after the sizes changed. Random codes and scales,
 // poisoned rows outside the groups, guard bands (GemmCase). The suite sets
@@ -38,16 +38,18 @@ const std::vector<FormatPair> kPairs = {
 
 // Groups average at most 32 rows. K 1088: two whole 512-deep blocks and a
 // partial third (e2m1 rows of 544 bytes); K 32: one chunk; K 2080: a
-// partial fifth block. N 300: a partial second block of 256 columns; N 1:
-// one column; N 97: odd, its last pair one element.
+// partial fifth block. N 296: a partial second block of 256 columns (the
+// last warps' rows outside N, a warp with rows on both sides); N 8: one
+// warp's rows, most outside N; N a multiple of 8, so that bf16 and fp32
+// output rows are 16-byte multiples.
 const std::vector<QuantizedShape> kShapes = {
-    {"edges", 160, 1088, 300,
+    {"edges", 160, 1088, 296,
      {{"small", {0, 1, 8, 9, 0}},  // sum 18 < M, unaligned starts
       {"tile", {15, 16, 17, 31, 33}},
       {"one_hot", {0, 0, 160, 0, 0}},
       {"all_empty", {0, 0, 0, 0, 0}}}},
-    {"one_chunk", 40, 32, 97, {{"odd", {3, 0, 17, 7}}}},
-    {"one_column", 40, 64, 1, {{"one", {5, 9, 0, 20}}}},
+    {"one_chunk", 40, 32, 40, {{"short", {3, 0, 17, 7}}}},
+    {"narrow", 40, 64, 8, {{"narrow", {5, 9, 0, 20}}}},
     {"deep", 96, 2080, 520, {{"deep", {2, 30, 1, 33}}}},
 };
 
