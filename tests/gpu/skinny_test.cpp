@@ -2,15 +2,17 @@
 // GG_PATH_AUTO, against the CPU reference: quantized weights [G, N, K]
 // (nvfp4, mxfp4, mxfp8, fp8 with tensor, group or rowwise scales) times bf16
 // tokens or tokens of the same element width, with groups of a few rows,
-// which the plan gives it (plan_skinny). Edge sizes: 0, 1, 8 and 9 (one and
-// two 8-token mma columns), 15-17 (the 16-token tile +- 1), 31, 33, a group
-// of many tiles, unaligned starts, all tokens in one group, all empty,
-// G = 1, G = 256, sum < M; K of one chunk, a partial 512-deep block and
-// several; N of 8 columns, past a 256-column block; per-group alpha,
-// bias, beta, bf16 and fp16 outputs, zeroed rows; per-expert weights; bad
-// sizes; a graph replayed after the sizes changed. Random codes and scales,
-// poisoned rows outside the groups, guard bands (GemmCase). The suite sets
-// GROUPGEMM_UNVERIFIED_KERNELS=1: it is what verifies the kernel.
+// which the plan gives it (plan_skinny; the sm90 path keeps fp8 with fp32
+// scales on its fp8 kernels, so those pairs reach it on the portable path).
+// Edge sizes: 0, 1, 8 and 9 (one and two 8-token mma columns), 15-17 (the
+// 16-token tile +- 1), 31, 33, a group of many tiles, unaligned starts, all
+// tokens in one group, all empty, G = 1, G = 256, sum < M; K of one chunk,
+// a partial 512-deep block and several; N of 8 columns, past a 256-column
+// block; per-group alpha, bias, beta, bf16 and fp16 outputs, zeroed rows;
+// per-expert weights; bad sizes; a graph replayed after the sizes changed.
+// Random codes and scales, poisoned rows outside the groups, guard bands
+// (GemmCase). The suite sets GROUPGEMM_UNVERIFIED_KERNELS=1: it is what
+// verifies the kernel.
 #include <gtest/gtest.h>
 
 #include <optional>

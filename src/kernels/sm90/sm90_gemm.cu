@@ -455,7 +455,11 @@ gg_status sm90_gemm_run(const gg_gemm_desc& d, void* workspace, size_t, cudaStre
   CUtensorMap* expert_maps = per_expert(d) ? reinterpret_cast<CUtensorMap*>(scratch) : nullptr;
 
   GemmShape shape = gemm_shape(d, info.sm_count, info.compute_capability);
-  if (skinny::chosen(d, shape)) return skinny::run(d, shape, workspace, stream);
+  // Groups of a few rows: the skinny kernel decodes each weight once per 16
+  // tokens where these tiles decode it per tile (or promote it per MX
+  // block); fp8 with fp32 scales is not decoded here, and stays.
+  const bool decoded_here = decodes(d) || mx_on_fp8_wgmma(d);
+  if (decoded_here && skinny::chosen(d, shape)) return skinny::run(d, shape, workspace, stream);
   shape.sm90_decode = decode_of(d);
   const Sm90Plan plan = plan_sm90_gemm(shape);
   const int block_m = plan.config.block_m;
