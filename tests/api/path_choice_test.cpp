@@ -3,7 +3,8 @@
 // (paths that support what the test says) and devices (usable or not, of a
 // given compute capability). Then the build's own table, the device query and
 // gg_path_available, whose answers depend on the machine: the tests ask the
-// CUDA runtime themselves and expect what it implies.
+// CUDA runtime themselves and expect what it implies. Last, which problems
+// the GPU paths hand the skinny kernel.
 #include <cuda_runtime_api.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +15,9 @@
 
 #include "api/gemm_paths.h"
 #include "api/validate.h"
+#include "kernels/skinny/skinny_gemm.h"
 #include "kernels/verified_kernels.h"
+#include "plan/plan.h"
 #include "problems.h"
 
 namespace gg_test {
@@ -690,6 +693,83 @@ TEST(NoDevice, GpuPathsStopAtTheDevice) {
   uint32_t flags = 0;
   EXPECT_EQ(gg_check(workspace.data, GG_PATH_PORTABLE, nullptr, &flags), GG_STATUS_NO_DEVICE);
   EXPECT_THAT(gg_last_error(), HasSubstr("gg_check"));
+}
+
+// The skinny kernel (kernels/skinny/skinny_gemm.h): which descriptors it
+// reads, and that a path hands it one only where the plan picks it and the
+// kernel is verified or the opt-in is set.
+std::string skinny_refusal(const gg_gemm_desc& desc) {
+  gg_gemm_desc normalized;
+  EXPECT_EQ(gg::api::validate_gemm(&desc, &normalized), GG_STATUS_SUCCESS) << gg_last_error();
+  return gg::skinny::refusal(normalized);
+}
+
+TEST(SkinnyChoice, QuantizedWeightsWithBf16OrLikeTokens) {
+  GemmProblem p = ragged_m_problem();  // lhs [18, 32], weights [3, 24, 32]
+  set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
+  EXPECT_EQ(skinny_refusal(p.desc), "");
+  set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+  EXPECT_EQ(skinny_refusal(p.desc), "");
+  set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+  set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  EXPECT_THAT(skinny_refusal(p.desc), HasSubstr("the weights' element width"));  // mxfp8 x mxfp4
+  set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_MX32, GG_SCALE_NONE);
+  EXPECT_EQ(skinny_refusal(p.desc), "");
+  set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_1X128, GG_SCALE_NONE);
+  set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_128X128, GG_SCALE_NONE);
+  EXPECT_THAT(skinny_refusal(p.desc), HasSubstr("e2m1 or fp8 weights"));
+}
+
+TEST(SkinnyChoice, RefusesWhatItCannotRead) {
+  {
+    GemmProblem p = ragged_k_problem();
+    set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+    set_format(&p.arena, &p.desc.lhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+    EXPECT_THAT(skinny_refusal(p.desc), HasSubstr("ragged-M"));
+  }
+  {
+    GemmProblem p = ragged_m_problem();
+    set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_MX32, GG_SCALE_NONE);
+    p.desc.rhs_layout = GG_LAYOUT_N;
+    p.desc.rhs.shape[1] = gg_test::kK, p.desc.rhs.shape[2] = gg_test::kN;  // [G, K, N]
+    EXPECT_THAT(skinny_refusal(p.desc), HasSubstr("weights [G, N, K]"));
+  }
+  {
+    GemmProblem p = ragged_m_problem();
+    set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E4M3, GG_BLOCK_NONE, GG_SCALE_TENSOR);
+    p.desc.lhs.strides[0] = gg_test::kK + 4;  // bf16 rows of 72 bytes
+    p.desc.lhs.strides[1] = 1;
+    EXPECT_THAT(skinny_refusal(p.desc), HasSubstr("16-byte aligned rows"));
+  }
+  {
+    GemmProblem p = ragged_m_problem();
+    set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_TENSOR);
+    p.desc.lhs.shape[1] = 48, p.desc.rhs.shape[2] = 48;  // K 48: a chunk and a half of e2m1
+    p.desc.rhs.strides[1] = 64, p.desc.rhs.strides[2] = 1;  // rows of 32 bytes
+    p.desc.rhs.strides[0] = 64 * gg_test::kN;
+    p.desc.lhs.strides[0] = 48, p.desc.lhs.strides[1] = 1;
+    EXPECT_THAT(skinny_refusal(p.desc), HasSubstr("K a multiple of 16 (fp8) or 32 (e2m1)"));
+  }
+}
+
+TEST(SkinnyChoice, ChosenWhereThePlanPicksItOnceVerified) {
+  GemmProblem p = ragged_m_problem();  // 18 rows over 3 groups
+  set_format(&p.arena, &p.desc.rhs, GG_DTYPE_E2M1, GG_BLOCK_NV16, GG_SCALE_GROUP);
+  gg_gemm_desc normalized;
+  ASSERT_EQ(gg::api::validate_gemm(&p.desc, &normalized), GG_STATUS_SUCCESS);
+  const gg::GemmShape shape = gg::gemm_shape(normalized, 132, 90);
+  ASSERT_TRUE(gg::plan_skinny(shape));
+  {
+    UnverifiedKernelsVariable opt_in("1");
+    EXPECT_TRUE(gg::skinny::chosen(normalized, shape));
+    gg::GemmShape tall = shape;
+    tall.m = 33 * tall.groups;  // groups averaging 33 rows: the paths' tiles
+    EXPECT_FALSE(gg::skinny::chosen(normalized, tall));
+  }
+  {
+    UnverifiedKernelsVariable off(nullptr);
+    EXPECT_FALSE(gg::skinny::chosen(normalized, shape));  // not yet run on a GPU
+  }
 }
 
 }  // namespace

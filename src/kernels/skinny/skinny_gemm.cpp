@@ -93,11 +93,12 @@ std::string refusal(const gg_gemm_desc& d) {
 }
 
 bool chosen(const gg_gemm_desc& d, const GemmShape& shape) {
-  if (!plan_skinny(shape) || !refusal(d).empty()) return false;
-  const std::string unverified = unverified_kernel_refusal("the skinny kernels");
-  if (unverified.empty()) return true;
+  if (!plan_skinny(shape)) return false;
+  std::string why_not = refusal(d);
+  if (why_not.empty()) why_not = unverified_kernel_refusal("the skinny kernels");
+  if (why_not.empty()) return true;
   // The path's own kernels run it; say why the plan's choice did not.
-  if (api::log_enabled()) api::log_line("skinny kernel skipped: " + unverified);
+  if (api::log_enabled()) api::log_line("skinny kernel skipped: " + why_not);
   return false;
 }
 

@@ -24,7 +24,8 @@ std::string refusal(const gg_gemm_desc& d);
 
 // Whether a path runs `d` (its `shape`) on the skinny kernel: the plan picks
 // it, it takes the formats, and its GPU tests have passed on a device (or
-// GROUPGEMM_UNVERIFIED_KERNELS=1: verified_kernels.h).
+// GROUPGEMM_UNVERIFIED_KERNELS=1: verified_kernels.h). Where the plan picks
+// it but it is not taken, GROUPGEMM_LOG=1 prints why.
 bool chosen(const gg_gemm_desc& d, const GemmShape& shape);
 
 // Runs `d` on `stream`; the flags word of `workspace` collects the device
