@@ -150,6 +150,16 @@ bool is_pointer_array(const gg_tensor& tensor) {
   return (tensor.flags & GG_TENSOR_POINTER_ARRAY) != 0;
 }
 
+bool rows_aligned_16(const gg_tensor& tensor) {
+  const int64_t bits = fmt::dtype_bits(tensor.dtype);
+  const bool pointers = is_pointer_array(tensor);
+  bool ok = pointers || reinterpret_cast<uintptr_t>(tensor.data) % 16 == 0;
+  for (int i = pointers ? tensor.rank - 2 : 0; i + 1 < tensor.rank; ++i) {
+    ok = ok && (tensor.strides[i] * bits / 8) % 16 == 0;
+  }
+  return ok;
+}
+
 gg_status check_aligned(const char* name, const void* pointer, size_t alignment, const char* what) {
   if (reinterpret_cast<uintptr_t>(pointer) % alignment != 0) {
     return fail(GG_STATUS_INVALID_ARGUMENT, "%s (%p) must be %zu-byte aligned (%s)", name, pointer,

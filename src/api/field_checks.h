@@ -36,6 +36,13 @@ bool is_fp8(gg_dtype dtype);
 
 bool is_pointer_array(const gg_tensor& tensor);
 
+// Whether every row of `tensor` starts on 16 bytes, as kernels that read
+// rows in 16-byte loads (TMA boxes, vector loads) need: its data and every
+// stride but the innermost multiples of 16 bytes. Of a pointer array only
+// the strides within a matrix: its data is the array, and each matrix's
+// address is the caller's contract.
+bool rows_aligned_16(const gg_tensor& tensor);
+
 // Pointer (not NULL unless the view holds no elements, aligned to its
 // element), dtype, rank, shape, flags and strides of *tensor; fills its zero
 // strides.

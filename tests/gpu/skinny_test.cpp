@@ -92,8 +92,7 @@ TEST_P(Skinny, OneGroupAnd256Groups) {
     GemmSpec one = kmajor_spec(formats, kShapes[1], {32});
     one.m = 32;
     run_and_check(one, path(), stream());
-    std::vector<int64_t> sizes(256, 0);
-    for (size_t g = 0; g < sizes.size(); ++g) sizes[g] = static_cast<int64_t>(g * 7 % 5);
+    const std::vector<int64_t> sizes = cyclic_sizes(256, {0, 2, 4, 1, 3});
     GemmSpec s = kmajor_spec(formats, kShapes[0], sizes);
     s.m = sum_of(sizes) + 9;
     run_and_check(s, path(), stream());

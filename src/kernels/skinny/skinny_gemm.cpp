@@ -6,6 +6,7 @@
 
 #include "api/describe.h"
 #include "api/error.h"
+#include "api/field_checks.h"
 #include "api/log.h"
 #include "common/groups.h"
 #include "common/workspace.h"
@@ -19,7 +20,7 @@
 namespace gg::skinny {
 namespace {
 
-bool is_fp8(gg_dtype dtype) { return dtype == GG_DTYPE_E4M3 || dtype == GG_DTYPE_E5M2; }
+using api::is_fp8;
 
 // Whether quantized `t` has the scales the skinny kernel applies: MX32 or
 // NV16 blocks for e2m1; MX32 blocks or fp32 tensor, group or rowwise scales
@@ -30,19 +31,6 @@ bool scales_taken(const gg_tensor& t) {
   }
   return t.block_scaling == GG_BLOCK_MX32 || t.block_scaling == GG_BLOCK_NONE ||
          t.block_scaling == GG_BLOCK_ROWWISE;
-}
-
-// Whether `t`'s rows are read in 16-byte loads: its data (but a pointer
-// array's: each expert's address is the caller's contract) and every stride
-// but the innermost multiples of 16 bytes.
-bool rows_aligned(const gg_tensor& t) {
-  const int64_t bits = t.dtype == GG_DTYPE_BF16 ? 16 : portable::element_bits(t.dtype);
-  const bool pointers = (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
-  bool ok = pointers || reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-  for (int i = pointers ? t.rank - 2 : 0; i + 1 < t.rank; ++i) {
-    ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
-  }
-  return ok;
 }
 
 Tokens tokens_of(const gg_gemm_desc& d) {
@@ -77,7 +65,7 @@ std::string refusal(const gg_gemm_desc& d) {
   const int64_t m = d.lhs.shape[0];
   const int64_t k = d.lhs.shape[1];
   const int64_t n = d.rhs.shape[1];
-  if (!rows_aligned(d.lhs) || !rows_aligned(d.rhs)) {
+  if (!api::rows_aligned_16(d.lhs) || !api::rows_aligned_16(d.rhs)) {
     return formats + ": the skinny kernel reads 16-byte aligned rows";
   }
   if (k % chunk_elements(e2m1) != 0) {

@@ -133,20 +133,6 @@ gg_status maps_of_experts(const CUtensorMap& matrix, const void* pointers, CUten
                    cudaGetErrorString(error));
 }
 
-// Whether TMA reads the quantized `t` of `rank` dimensions: its data and
-// every stride but the innermost a multiple of 16 bytes. Of a pointer array
-// (per-expert matrices) only the row stride: its data is the array, and each
-// expert's address is the caller's contract (16-byte aligned, expert_maps.h).
-bool codes_aligned(const gg_tensor& t, int rank) {
-  const int64_t bits = portable::element_bits(t.dtype);
-  const bool pointers = (t.flags & GG_TENSOR_POINTER_ARRAY) != 0;
-  bool ok = pointers || reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-  for (int i = pointers ? rank - 2 : 0; i + 1 < rank; ++i) {
-    ok = ok && (t.strides[i] * bits / 8) % 16 == 0;
-  }
-  return ok;
-}
-
 // The name under which the mxfp8 instances answer users (verified_kernels.h).
 constexpr char kMxFp8Kernels[] = "the sm90 fp8 kernels for mxfp8";
 
@@ -158,8 +144,8 @@ constexpr char kMxFp8Kernels[] = "the sm90 fp8 kernels for mxfp8";
 bool mx_on_fp8_wgmma(const gg_gemm_desc& d) {
   return d.op == GG_OP_RAGGED_M && api::is_fp8(d.lhs.dtype) && d.rhs.dtype == GG_DTYPE_E4M3 &&
          d.lhs.block_scaling == GG_BLOCK_MX32 && d.rhs.block_scaling == GG_BLOCK_MX32 &&
-         d.rhs_layout == GG_LAYOUT_T && codes_aligned(d.lhs, 2) && codes_aligned(d.rhs, 3) &&
-         unverified_kernel_refusal(kMxFp8Kernels).empty();
+         d.rhs_layout == GG_LAYOUT_T && api::rows_aligned_16(d.lhs) &&
+         api::rows_aligned_16(d.rhs) && unverified_kernel_refusal(kMxFp8Kernels).empty();
 }
 
 // Whether `d` takes the decoding instances (sm90_gemm_decoded.cu):
@@ -251,7 +237,7 @@ std::string fp8_refusal(const gg_gemm_desc& d) {
   }
   // TMA reads rows that start on 16 bytes; the portable path takes the rest
   // (but fp8 blocks, which only GG_PATH_REFERENCE computes elsewhere).
-  if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, d.op == GG_OP_RAGGED_M ? 3 : 2)) {
+  if (!api::rows_aligned_16(d.lhs) || !api::rows_aligned_16(d.rhs)) {
     return formats + ": the sm90 fp8 kernels need 16-byte aligned data and row strides" +
            (block_scaled(d) ? "" : " (the portable path takes any)");
   }
@@ -285,7 +271,7 @@ std::string decoded_tokens_refusal(const gg_gemm_desc& d, const std::string& for
                      "quantizer's columnwise copies: lhs and rhs must be GG_LAYOUT_T ([P, M] "
                      "and [Q, M], the tokens contiguous; the portable path takes the others)";
   }
-  if (!codes_aligned(d.lhs, 2) || !codes_aligned(d.rhs, 2)) {
+  if (!api::rows_aligned_16(d.lhs) || !api::rows_aligned_16(d.rhs)) {
     return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows (the "
                      "portable path takes any)";
   }
@@ -316,12 +302,11 @@ std::string decoded_refusal(const gg_gemm_desc& d) {
   // TMA reads rows that start on 16 bytes; a decoded chunk of codes lies
   // wholly inside K (decode_stage.cuh).
   const int64_t k = d.lhs.shape[1];
-  const auto fits = [&](const gg_tensor& t, int rank) {
-    if (!portable::is_quantized(t.dtype)) return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 &&
-                                                 t.strides[0] % 8 == 0;
-    return codes_aligned(t, rank) && k % raw_chunk_elements(t.dtype) == 0;
+  const auto fits = [&](const gg_tensor& t) {
+    return api::rows_aligned_16(t) &&
+           (!portable::is_quantized(t.dtype) || k % raw_chunk_elements(t.dtype) == 0);
   };
-  if (!fits(d.lhs, 2) || !fits(d.rhs, 3)) {
+  if (!fits(d.lhs) || !fits(d.rhs)) {
     return formats + ": the sm90 decoding kernels need 16-byte aligned data and rows, and K a "
                      "multiple of 16 (fp8) or 32 (e2m1) (the portable path takes any)";
   }
