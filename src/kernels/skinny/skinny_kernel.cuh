@@ -310,7 +310,7 @@ struct SkinnyGemm {
         w.row_bytes = p.rhs_stride * weight_bits / 8;
         w.scale_row_length = wq.scale_row_length;
         w.codes = matrix + row * w.row_bytes;
-        w.scales = scales + row * w.scale_row_length;
+        w.scales = scales != nullptr ? scales + row * w.scale_row_length : nullptr;
         w.inside = 0;
 #pragma unroll
         for (int i = 0; i < kRows; ++i) {
